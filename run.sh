@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One entry point for learners, teachers and CI. It sets up .venv on first use (and again
+# only when requirements.txt or pyproject.toml change), then:
+#
+#   ./run.sh lab                 open the notebook series in JupyterLab
+#   ./run.sh test [pytest args]  unit tests + every notebook re-executed and compared (nbval)
+#   ./run.sh refresh [nb ...]    re-execute notebooks in place and store their outputs
+#   ./run.sh bench NAME [args]   run benchmarks/bench_NAME.py
+#   ./run.sh setup               only set up .venv
+#
+# PYTHON=/path/to/python3.11 picks the interpreter; GYA_VENV=dir picks the venv folder.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+venv=${GYA_VENV:-.venv}
+
+find_python() {
+  local candidates=("${PYTHON:-}" python3.13 python3.12 python3.11 python3)
+  for py in "${candidates[@]}"; do
+    [ -n "$py" ] || continue
+    command -v "$py" >/dev/null 2>&1 || continue
+    if "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      echo "$py"; return 0
+    fi
+  done
+  echo "run.sh: Python 3.11 or newer is needed (set PYTHON=/path/to/python3.11)" >&2
+  return 1
+}
+
+setup() {
+  if [ ! -x "$venv/bin/python" ]; then
+    local py; py=$(find_python)
+    echo "run.sh: creating $venv with $("$py" --version)"
+    "$py" -m venv "$venv"
+  fi
+  local stamp
+  stamp=$(cat requirements.txt pyproject.toml | "$venv/bin/python" -c \
+    'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')
+  if [ "$(cat "$venv/.gya-installed" 2>/dev/null)" != "$stamp" ]; then
+    echo "run.sh: installing requirements into $venv (the first time takes a few minutes)"
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q -r requirements.txt
+    echo "$stamp" > "$venv/.gya-installed"
+  fi
+}
+
+cmd=${1:-help}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  setup)   setup ;;
+  lab)     setup; exec "$venv/bin/jupyter" lab --ServerApp.root_dir=notebooks "$@" ;;
+  test)    setup; exec "$venv/bin/python" -m pytest "$@" ;;
+  refresh) setup; exec "$venv/bin/python" tools/refresh_notebooks.py "$@" ;;
+  bench)   setup; name=${1:?usage: ./run.sh bench NAME [args]}; shift
+           exec "$venv/bin/python" "benchmarks/bench_${name}.py" "$@" ;;
+  *)       sed -n '2,12p' "$0"; [ "$cmd" = help ] ;;
+esac
