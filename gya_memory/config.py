@@ -10,6 +10,15 @@ variable                            meaning
 =================================== ==========================================================
 ``GYA_DATA_DIR``                    folder for memory files (default: ``~/.gya_memory``)
 ``MEMORY_SQLITE_UNSAFE_NO_JOURNAL`` ``1`` turns SQLite's journal off (unsafe; see episodic)
+``GYA_EMBEDDER``                    ``local`` (default), ``ollama``, ``openai`` or ``tfidf``
+``GYA_EMBED_FALLBACK``              ``1`` (default): fall back to TF-IDF when the service is down
+``GYA_EMBED_TIMEOUT``               seconds for one embedding request (default 30)
+``GYA_EMBED_MODEL``                 model name for ``ollama``/``openai`` (default ``bge-m3``)
+``EMBEDDING_URL``                   Ollama base URL (default ``http://127.0.0.1:11434``)
+``GYA_EMBED_BASE_URL``              OpenAI-compatible base URL, e.g. ``http://127.0.0.1:8000/v1``
+``GYA_EMBED_API_KEY``               key for that server (optional)
+``QDRANT_URL``                      use a Qdrant server instead of the embedded store
+``QDRANT_API_KEY``                  key for that server (optional)
 =================================== ==========================================================
 """
 
@@ -21,16 +30,37 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"", "0", "false", "no", "off"}
+_FALSE = {"0", "false", "no", "off"}
+EMBEDDERS = ("local", "ollama", "openai", "tfidf")
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
     if raw in _TRUE:
         return True
     if raw in _FALSE:
         return False
     raise ValueError(f"{name}={env[name]!r} is not a yes/no value; use 1 or 0")
+
+
+def _text(env: Mapping[str, str], name: str, default: str | None = None) -> str | None:
+    raw = env.get(name, "").strip()
+    return raw or default
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number of seconds") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be more than 0 seconds, got {raw!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -39,14 +69,35 @@ class Settings:
 
     data_dir: Path
     unsafe_no_journal: bool = False
+    embedder: str = "local"
+    embed_fallback: bool = True
+    embed_timeout: float = 30.0
+    embed_model: str = "bge-m3"
+    ollama_url: str = "http://127.0.0.1:11434"
+    openai_embed_url: str | None = None
+    openai_embed_key: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
 
 
 def get_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the settings from ``environ`` (default: ``os.environ``)."""
     env = os.environ if environ is None else environ
-    raw_dir = env.get("GYA_DATA_DIR", "").strip()
+    raw_dir = _text(env, "GYA_DATA_DIR")
     data_dir = Path(raw_dir).expanduser() if raw_dir else Path.home() / ".gya_memory"
+    embedder = (_text(env, "GYA_EMBEDDER", "local") or "local").lower()
+    if embedder not in EMBEDDERS:
+        raise ValueError(f"GYA_EMBEDDER={embedder!r}; choose one of {', '.join(EMBEDDERS)}")
     return Settings(
         data_dir=data_dir,
-        unsafe_no_journal=_flag(env, "MEMORY_SQLITE_UNSAFE_NO_JOURNAL"),
+        unsafe_no_journal=_flag(env, "MEMORY_SQLITE_UNSAFE_NO_JOURNAL", False),
+        embedder=embedder,
+        embed_fallback=_flag(env, "GYA_EMBED_FALLBACK", True),
+        embed_timeout=_seconds(env, "GYA_EMBED_TIMEOUT", 30.0),
+        embed_model=_text(env, "GYA_EMBED_MODEL", "bge-m3") or "bge-m3",
+        ollama_url=(_text(env, "EMBEDDING_URL", "http://127.0.0.1:11434") or "").rstrip("/"),
+        openai_embed_url=(_text(env, "GYA_EMBED_BASE_URL") or "").rstrip("/") or None,
+        openai_embed_key=_text(env, "GYA_EMBED_API_KEY"),
+        qdrant_url=_text(env, "QDRANT_URL"),
+        qdrant_api_key=_text(env, "QDRANT_API_KEY"),
     )

@@ -153,6 +153,13 @@ class EpisodicMemory:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = FULL")
 
+    def schema(self) -> str:
+        """The SQL that defines the facts table and its indexes, as SQLite stores it."""
+        rows = self.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = 'facts' ORDER BY rowid"
+        )
+        return ";\n\n".join(sql for (sql,) in rows) + ";"
+
     @property
     def journal_mode(self) -> str:
         """What SQLite reports: ``wal`` normally, ``memory`` for ``:memory:``, ``off`` if unsafe."""

@@ -1,0 +1,64 @@
+"""Settings from the environment, and procedural memory's registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gya_memory.config import get_settings
+from gya_memory.procedural import ProceduralMemory, Procedure
+
+
+def test_defaults() -> None:
+    s = get_settings({})
+    assert s.data_dir == Path.home() / ".gya_memory"
+    assert s.unsafe_no_journal is False and s.embedder == "local" and s.embed_fallback is True
+    assert s.ollama_url == "http://127.0.0.1:11434" and s.qdrant_url is None
+
+
+def test_values_are_read_and_checked() -> None:
+    s = get_settings({"GYA_DATA_DIR": "data", "MEMORY_SQLITE_UNSAFE_NO_JOURNAL": "yes",
+                      "GYA_EMBEDDER": "TFIDF", "EMBEDDING_URL": "http://127.0.0.1:9/",
+                      "GYA_EMBED_TIMEOUT": "2.5"})
+    assert s.data_dir == Path("data") and s.unsafe_no_journal and s.embedder == "tfidf"
+    assert s.ollama_url == "http://127.0.0.1:9" and s.embed_timeout == 2.5
+    with pytest.raises(ValueError, match="GYA_EMBEDDER='bert'"):
+        get_settings({"GYA_EMBEDDER": "bert"})
+    with pytest.raises(ValueError, match="GYA_EMBED_TIMEOUT"):
+        get_settings({"GYA_EMBED_TIMEOUT": "soon"})
+    with pytest.raises(ValueError, match="GYA_EMBED_FALLBACK"):
+        get_settings({"GYA_EMBED_FALLBACK": "sometimes"})
+
+
+def advise(restriction: str, occasion: str) -> str:
+    return f"{occasion}: avoid what breaks '{restriction}', offer an alternative"
+
+
+def test_procedures_register_find_invoke_and_version() -> None:
+    memory = ProceduralMemory()
+    v1 = Procedure("dietary_advice", "how to give advice under a dietary restriction",
+                   steps=("recall the restriction", "suggest alternatives"), run=advise)
+    memory.register(v1)
+    assert memory.find("dietary advice") == [v1]
+    assert memory.find("weather") == []
+    assert memory.invoke("dietary_advice", restriction="少喝咖啡", occasion="聚餐").startswith("聚餐")
+    with pytest.raises(ValueError, match="already at version 1"):
+        memory.register(v1)
+    v2 = Procedure("dietary_advice", v1.description, steps=v1.steps + ("check caffeine",), version=2)
+    memory.register(v2)
+    assert memory.get("dietary_advice") is v2 and memory.get("dietary_advice", 1) is v1
+    with pytest.raises(ValueError, match="no function to run"):
+        memory.invoke("dietary_advice")
+    with pytest.raises(KeyError, match="no procedure named"):
+        memory.get("nope")
+    with pytest.raises(KeyError, match="no version 9"):
+        memory.get("dietary_advice", 9)
+    assert len(memory) == 1 and list(memory) == [v2]
+
+
+@pytest.mark.parametrize("kwargs", [{"name": " "}, {"description": ""}, {"steps": ()}, {"version": 0}])
+def test_bad_procedures(kwargs) -> None:
+    base = {"name": "n", "description": "d", "steps": ("s",)}
+    with pytest.raises(ValueError):
+        Procedure(**{**base, **kwargs})

@@ -1,0 +1,98 @@
+"""Guards that keep the stored notebooks clean; nbval then re-executes and compares them.
+
+nbval silently skips a code cell with no execution_count, compares stderr, and would
+happily compare a stored absolute path against a fresh one: these tests catch all that
+before a learner or CI does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+ABSOLUTE_PATH = re.compile(r"(?<![\w.])(/(root|home|tmp|work|Users|var/folders|private)/|[A-Za-z]:\\\\Users)")
+SECRET = re.compile(
+    r"(sk-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
+    r"(api[_-]?key|token|password)\s*[=:]\s*['\"][^'\"\s]{8,})",
+    re.IGNORECASE,
+)
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def code_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def text_of(output: dict) -> str:
+    parts = [output.get("text", "")]
+    for value in output.get("data", {}).values():
+        parts.append(value if isinstance(value, (str, list)) else json.dumps(value))
+    parts += output.get("traceback", [])
+    return "".join("".join(p) if isinstance(p, list) else str(p) for p in parts)
+
+
+def test_notebooks_are_numbered_in_reading_order() -> None:
+    assert NOTEBOOKS, "no notebooks found"
+    for path in NOTEBOOKS:
+        assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", path.name), path.name
+    numbers = [int(p.name[:2]) for p in NOTEBOOKS]
+    assert numbers == sorted(set(numbers))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_code_cell_was_executed_in_order(path: Path) -> None:
+    counts = [c.get("execution_count") for c in code_cells(load(path))]
+    assert counts == list(range(1, len(counts) + 1)), "re-run with ./run.sh refresh"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_kernelspec_is_python3(path: Path) -> None:
+    assert load(path)["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_stderr_unless_tagged_as_intended_error(path: Path) -> None:
+    for i, cell in enumerate(code_cells(load(path))):
+        if "raises-exception" in cell.get("metadata", {}).get("tags", []):
+            continue
+        kinds = [o.get("name") or o["output_type"] for o in cell.get("outputs", [])]
+        assert "stderr" not in kinds and "error" not in kinds, f"code cell {i + 1}: {kinds}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_absolute_paths_or_secrets(path: Path) -> None:
+    for i, cell in enumerate(load(path)["cells"]):
+        texts = ["".join(cell["source"])] + [text_of(o) for o in cell.get("outputs", [])]
+        for text in texts:
+            assert not ABSOLUTE_PATH.search(text), f"cell {i}: {ABSOLUTE_PATH.search(text)}"
+            assert not SECRET.search(text), f"cell {i}: looks like a secret"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_timing_metadata(path: Path) -> None:
+    for cell in code_cells(load(path)):
+        assert "execution" not in cell.get("metadata", {}), "refresh with ./run.sh refresh"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_opens_with_goals_and_ends_with_exercises(path: Path) -> None:
+    markdown = ["".join(c["source"]) for c in load(path)["cells"] if c["cell_type"] == "markdown"]
+    assert "What you'll learn" in markdown[0] and "What you need" in markdown[0]
+    tail = "\n".join(markdown[-3:])
+    assert "Summary" in tail and "Exercises" in tail
+
+
+def test_every_sanitizer_rule_is_explained() -> None:
+    lines = (ROOT / "tests" / "nbval_sanitize.cfg").read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("["):
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            assert following.startswith("#"), f"rule {line} needs a comment saying why it varies"
