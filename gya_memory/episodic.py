@@ -295,9 +295,12 @@ class EpisodicMemory:
     # -- helpers --------------------------------------------------------------------------
     def _known_session(self, session_id: object) -> str:
         session_id = _check_text("session_id", session_id, MAX_ID_CHARS)
-        known = self.sessions()
-        if session_id not in known:
-            listed = ", ".join(known) or "none yet"
+        exists = self.conn.execute(  # an index lookup, whatever the user's row count
+            "SELECT 1 FROM facts WHERE user_id = ? AND session_id = ? LIMIT 1",
+            (self.user_id, session_id),
+        ).fetchone()
+        if exists is None:
+            listed = ", ".join(self.sessions()) or "none yet"
             raise ValueError(
                 f"unknown session {session_id!r} for user {self.user_id!r} (known: {listed})"
             )
