@@ -51,7 +51,7 @@ STOP_WORDS = frozenset(
     "that these those there here of in on at to for from with by about as into over under "
     "and or but not no any some can could should would will shall may might must have has "
     "had if then so than too very just also up down out off again ever anything something "
-    "lately days".split()
+    "lately days user users s".split()
 )
 
 
