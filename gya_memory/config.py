@@ -19,6 +19,11 @@ variable                            meaning
 ``GYA_EMBED_API_KEY``               key for that server (optional)
 ``QDRANT_URL``                      use a Qdrant server instead of the embedded store
 ``QDRANT_API_KEY``                  key for that server (optional)
+``GYA_LLM_BASE_URL``                an OpenAI-compatible chat server instead of the local model
+``GYA_LLM_API_KEY``                 key for that server (optional)
+``GYA_LLM_MODEL``                   model name on that server (default: its only model)
+``GYA_LLM_TIMEOUT``                 seconds for one chat request (default 120)
+``GYA_LLM_MODEL_DIR``               where the joined local GGUF is cached (default data dir/models)
 =================================== ==========================================================
 """
 
@@ -78,6 +83,11 @@ class Settings:
     openai_embed_key: str | None = None
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_model: str | None = None
+    llm_timeout: float = 120.0
+    llm_model_dir: Path | None = None  # None: data_dir / "models"
 
 
 def get_settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -88,6 +98,10 @@ def get_settings(environ: Mapping[str, str] | None = None) -> Settings:
     embedder = (_text(env, "GYA_EMBEDDER", "local") or "local").lower()
     if embedder not in EMBEDDERS:
         raise ValueError(f"GYA_EMBEDDER={embedder!r}; choose one of {', '.join(EMBEDDERS)}")
+    llm_base_url = (_text(env, "GYA_LLM_BASE_URL") or "").rstrip("/") or None
+    if llm_base_url is not None and not llm_base_url.startswith(("http://", "https://")):
+        raise ValueError(f"GYA_LLM_BASE_URL={llm_base_url!r} must start with http:// or https://")
+    raw_model_dir = _text(env, "GYA_LLM_MODEL_DIR")
     return Settings(
         data_dir=data_dir,
         unsafe_no_journal=_flag(env, "MEMORY_SQLITE_UNSAFE_NO_JOURNAL", False),
@@ -100,4 +114,9 @@ def get_settings(environ: Mapping[str, str] | None = None) -> Settings:
         openai_embed_key=_text(env, "GYA_EMBED_API_KEY"),
         qdrant_url=_text(env, "QDRANT_URL"),
         qdrant_api_key=_text(env, "QDRANT_API_KEY"),
+        llm_base_url=llm_base_url,
+        llm_api_key=_text(env, "GYA_LLM_API_KEY"),
+        llm_model=_text(env, "GYA_LLM_MODEL"),
+        llm_timeout=_seconds(env, "GYA_LLM_TIMEOUT", 120.0),
+        llm_model_dir=Path(raw_model_dir).expanduser() if raw_model_dir else data_dir / "models",
     )
