@@ -1,0 +1,258 @@
+"""The closed loop (闭环): retrieve, assemble, answer, and a trace of every step.
+
+Session A saves memories; in a later session B :meth:`MemoryAgent.ask` takes a question and
+
+1. retrieves candidates from semantic memory (the program does it before every call, or the
+   model asks for it through a ``recall_memory`` tool and the program runs the search);
+2. filters and places them with :func:`gya_memory.context.assemble` (or, for the tool path,
+   returns them as the tool result);
+3. calls the chat model;
+4. returns a :class:`Trace`: the question, every candidate with its score and fate (which
+   message it went into, or why it was dropped), the final messages, the answer and the
+   time each step took. A trace renders as an HTML table in a notebook and as plain text.
+
+:func:`check_grounding` then asks of an answer what the article's acceptance test asks: did
+it use the memory, did it state facts about the user that it was not given, did it admit
+that it did not know?
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from .context import Assembly, Dropped, Placed, Policy, assemble, no_hit_block, render_block, select
+from .llm import ChatLLM, Reply
+
+Trigger = Literal["program", "model", "none"]
+
+RECALL_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "recall_memory",
+        "description": "Search the long-term memory for facts about the current user "
+                       "(preferences, habits, job, history). 检索关于当前用户的长期记忆。",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "what to look for"}},
+            "required": ["query"],
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Everything one answer rests on."""
+
+    question: str
+    trigger: Trigger
+    candidates: list[Any]  # Hits as retrieval returned them, best first
+    assembly: Assembly
+    reply: Reply
+    tool_queries: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def answer(self) -> str:
+        return self.reply.text
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.assembly.messages
+
+    def fates(self) -> list[tuple[Any, str]]:
+        """Each candidate with what happened to it: ``[n] -> message i (role)`` or a reason."""
+        placed = {id(p.hit): p for p in self.assembly.placed}
+        dropped = {id(d.hit): d for d in self.assembly.dropped}
+        rows = []
+        for hit in self.candidates:
+            if id(hit) in placed:
+                p = placed[id(hit)]
+                role = self.messages[p.message_index]["role"]
+                rows.append((hit, f"[{p.ref}] -> message {p.message_index} ({role})"))
+            elif id(hit) in dropped:
+                rows.append((hit, f"dropped: {dropped[id(hit)].reason}"))
+            else:
+                rows.append((hit, "not used"))
+        return rows
+
+    def to_text(self, *, show_messages: bool = True, show_timings: bool = False) -> str:
+        lines = [f"question: {self.question}", f"trigger:  {self.trigger}"]
+        if self.tool_queries:
+            lines.append(f"recall_memory called with: {self.tool_queries}")
+        lines.append("candidates:" if self.candidates else "candidates: none")
+        for hit, fate in self.fates():
+            lines.append(f"  {hit.score:.3f}  {hit.text}  ->  {fate}")
+        if show_messages:
+            lines.append("messages:")
+            for i, m in enumerate(self.messages):
+                content = str(m.get("content") or "").replace("\n", "\n      ")
+                lines.append(f"  {i} {m['role']}: {content}")
+        lines.append(f"answer ({self.reply.model}, {self.reply.completion_tokens} tokens): "
+                     f"{self.answer}")
+        if show_timings and self.timings:
+            lines.append("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.timings.items()))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        rows = [f"<tr><th>question</th><td>{esc(self.question)}</td></tr>",
+                f"<tr><th>trigger</th><td>{esc(self.trigger)}</td></tr>"]
+        if self.tool_queries:
+            rows.append(f"<tr><th>tool calls</th><td>recall_memory{esc(str(self.tool_queries))}</td></tr>")
+        hits = "".join(
+            f"<li><code>{hit.score:.3f}</code> {esc(hit.text)} &rarr; <b>{esc(fate)}</b></li>"
+            for hit, fate in self.fates()
+        ) or "<li>none</li>"
+        rows.append(f"<tr><th>candidates</th><td><ul style='margin:0'>{hits}</ul></td></tr>")
+        msgs = "".join(
+            f"<li><b>{i} {esc(m['role'])}</b>: <pre style='display:inline;white-space:pre-wrap'>"
+            f"{esc(str(m.get('content') or ''))}</pre></li>"
+            for i, m in enumerate(self.messages)
+        )
+        rows.append(f"<tr><th>messages</th><td><ol start='0' style='margin:0;list-style:none;"
+                    f"padding:0'>{msgs}</ol></td></tr>")
+        rows.append(f"<tr><th>answer</th><td>{esc(self.answer)}</td></tr>")
+        return ("<table style='text-align:left'>" + "".join(rows) + "</table>")
+
+
+class MemoryAgent:
+    """A chat model with a semantic memory behind it.
+
+    ``memory`` needs ``candidates(query, top_k)`` and ``embedder.threshold(query)`` (a
+    :class:`gya_memory.semantic.SemanticMemory`); ``llm`` is any :class:`ChatLLM`.
+    """
+
+    def __init__(self, memory: Any, llm: ChatLLM, policy: Policy = Policy(), *,
+                 system: str | None = None, max_tokens: int = 160) -> None:
+        self.memory = memory
+        self.llm = llm
+        self.policy = policy
+        self.system = system
+        self.max_tokens = max_tokens
+
+    def _policy_for(self, query: str, policy: Policy) -> Policy:
+        if policy.min_score is not None:
+            return policy
+        return replace(policy, min_score=self.memory.embedder.threshold(query))
+
+    def retrieve(self, query: str, policy: Policy) -> list[Any]:
+        """Candidates for ``query``: more than ``top_k``, so the trace shows what was cut."""
+        return list(self.memory.candidates(query, top_k=max(2 * policy.top_k, 5)))
+
+    def ask(self, question: str, *, trigger: Trigger = "program",
+            policy: Policy | None = None, history: Sequence[dict[str, str]] = ()) -> Trace:
+        """Answer ``question``; ``trigger="none"`` sends no memory at all (the control)."""
+        policy = self.policy if policy is None else policy
+        if trigger == "model":
+            return self._ask_with_tool(question, policy, history)
+        if trigger not in ("program", "none"):
+            raise ValueError(f"trigger must be 'program', 'model' or 'none', got {trigger!r}")
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        if trigger == "program":
+            candidates = self.retrieve(question, policy)
+            policy = self._policy_for(question, policy)
+        else:
+            candidates, policy = [], replace(policy, no_hit="omit")
+        t1 = time.perf_counter()
+        assembly = assemble(question, candidates, policy, system=self.system, history=history)
+        t2 = time.perf_counter()
+        reply = self.llm.chat(assembly.messages, max_tokens=self.max_tokens)
+        t3 = time.perf_counter()
+        timings.update(retrieve=t1 - t0, assemble=t2 - t1, answer=t3 - t2, total=t3 - t0)
+        return Trace(question, trigger, candidates, assembly, reply, timings=timings)
+
+    def _ask_with_tool(self, question: str, policy: Policy,
+                       history: Sequence[dict[str, str]]) -> Trace:
+        """The model decides: it may call ``recall_memory``; the program filters the hits and
+        returns them as the tool result; the model answers with them (at most two rounds)."""
+        t0 = time.perf_counter()
+        base = assemble(question, [], replace(policy, no_hit="omit"), system=self.system,
+                        history=history)
+        messages: list[dict[str, Any]] = list(base.messages)
+        candidates: list[Any] = []
+        placed: list[Placed] = []
+        dropped: list[Dropped] = []
+        queries: list[str] = []
+        reply = self.llm.chat(messages, tools=[RECALL_TOOL], max_tokens=self.max_tokens)
+        for _ in range(2):
+            calls = [c for c in reply.tool_calls if c.name == "recall_memory"]
+            if not calls:
+                break
+            messages.append(reply.as_message())
+            for call in calls:
+                query = str(call.arguments.get("query") or question)
+                queries.append(query)
+                found = self.retrieve(query, policy)
+                kept, cut = select(found, self._policy_for(query, policy))
+                candidates += found
+                dropped += cut
+                result = (render_block(kept, policy.language) if kept
+                          else no_hit_block(policy.language))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+                start = len(placed)
+                placed += [Placed(start + n, h, len(messages) - 1)
+                           for n, h in enumerate(kept, start=1)]
+            # second round: no tools offered, so the model has to answer now
+            reply = self.llm.chat(messages, max_tokens=self.max_tokens)
+        t1 = time.perf_counter()
+        assembly = Assembly(messages, placed, dropped, policy)
+        return Trace(question, "model", candidates, assembly, reply, queries,
+                     timings={"total": t1 - t0})
+
+
+# -- grounding: what does the answer rest on? ---------------------------------------------------
+_ADMITS = re.compile(
+    r"不知道|不清楚|无法(确定|判断|得知|知道|回答)|没有(相关|提供|关于|足够)|不确定|未提及|没有提到|"
+    r"don't know|do not know|not sure|no (information|record|memory)|"
+    r"(haven't|have not|didn't|did not) (mention|tell|share)|can't (tell|say)|cannot (tell|say|determine)|"
+    r"don't have (any )?(information|details)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """What an answer rests on, by simple, visible rules (not by another model)."""
+
+    used_memory: list[str]  # key terms of the memories given that the answer repeats
+    invented: list[str]  # key terms of facts about the user that it was NOT given
+    admits_unknown: bool
+    cites: list[int]  # [n] references to the memory block
+
+    @property
+    def verdict(self) -> str:
+        if self.invented:
+            return "invented facts about the user"
+        if self.used_memory:
+            return "used the memory"
+        if self.admits_unknown:
+            return "admitted it does not know"
+        return "answered without the user's facts"
+
+
+def check_grounding(trace: Trace, facts: dict[str, Sequence[str]]) -> Grounding:
+    """Judge ``trace.answer`` against the user's real facts.
+
+    ``facts`` maps each memory text to its key terms (e.g. ``{"最近在戒咖啡，想少喝一点":
+    ["咖啡"]}``). A key term in the answer counts as *used* when its memory was in the
+    context, and as *invented* when it was not (the model can only have guessed it).
+    """
+    given = {p.hit.text for p in trace.assembly.placed}
+    answer = trace.answer.lower()
+    used, invented = [], []
+    for memory, terms in facts.items():
+        for term in terms:
+            if term.lower() in answer:
+                (used if memory in given else invented).append(term)
+    cites = sorted({int(n) for n in re.findall(r"\[(\d+)\]", trace.answer)})
+    return Grounding(used, invented, bool(_ADMITS.search(trace.answer)), cites)
