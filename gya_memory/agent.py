@@ -45,6 +45,12 @@ RECALL_TOOL: dict[str, Any] = {
 }
 
 
+def quote(text: str) -> str:
+    """Model text, marked as such: «...». Notebooks show every model answer this way, so the
+    nbval sanitizer for other CPUs can mask exactly the model's words (see README, Tests)."""
+    return f"«{text.replace('«', '‹').replace('»', '›')}»"
+
+
 @dataclass(frozen=True)
 class Trace:
     """Everything one answer rests on."""
@@ -94,7 +100,7 @@ class Trace:
                 content = str(m.get("content") or "").replace("\n", "\n      ")
                 lines.append(f"  {i} {m['role']}: {content}")
         lines.append(f"answer ({self.reply.model}, {self.reply.completion_tokens} tokens): "
-                     f"{self.answer}")
+                     f"{quote(self.answer)}")
         if show_timings and self.timings:
             lines.append("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.timings.items()))
         return "\n".join(lines)
@@ -120,7 +126,7 @@ class Trace:
         )
         rows.append(f"<tr><th>messages</th><td><ol start='0' style='margin:0;list-style:none;"
                     f"padding:0'>{msgs}</ol></td></tr>")
-        rows.append(f"<tr><th>answer</th><td>{esc(self.answer)}</td></tr>")
+        rows.append(f"<tr><th>answer</th><td>{esc(quote(self.answer))}</td></tr>")
         return ("<table style='text-align:left'>" + "".join(rows) + "</table>")
 
 

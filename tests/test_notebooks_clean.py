@@ -90,9 +90,34 @@ def test_opens_with_goals_and_ends_with_exercises(path: Path) -> None:
     assert "Summary" in tail and "Exercises" in tail
 
 
-def test_every_sanitizer_rule_is_explained() -> None:
-    lines = (ROOT / "tests" / "nbval_sanitize.cfg").read_text(encoding="utf-8").splitlines()
+@pytest.mark.parametrize("name", ["nbval_sanitize.cfg", "nbval_sanitize_model.cfg"])
+def test_every_sanitizer_rule_is_explained(name: str) -> None:
+    lines = (ROOT / "tests" / name).read_text(encoding="utf-8").splitlines()
     for i, line in enumerate(lines):
         if line.startswith("["):
             following = lines[i + 1] if i + 1 < len(lines) else ""
             assert following.startswith("#"), f"rule {line} needs a comment saying why it varies"
+
+
+def test_model_text_sanitizer_masks_only_quoted_model_words() -> None:
+    import configparser
+
+    from gya_memory.agent import quote
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "tests" / "nbval_sanitize_model.cfg", encoding="utf-8")
+    rule = cfg["model text"]
+    answer = quote("你最近在戒咖啡，\n少喝点。")
+    shown = f"0.892 最近在戒咖啡 -> [1]\nanswer: {answer} done"
+    masked = re.sub(rule["regex"], rule["replace"], shown)
+    assert masked == "0.892 最近在戒咖啡 -> [1]\nanswer: «MODEL TEXT» done"
+
+
+def test_reference_cpu_is_recorded() -> None:
+    import subprocess
+    import sys
+
+    recorded = (ROOT / "tests" / "reference_cpu.txt").read_text(encoding="utf-8").strip()
+    here = subprocess.run([sys.executable, str(ROOT / "tools" / "cpu_fingerprint.py")],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert recorded and here  # run.sh compares the two to choose the sanitizer
