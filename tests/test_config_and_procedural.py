@@ -62,3 +62,15 @@ def test_bad_procedures(kwargs) -> None:
     base = {"name": "n", "description": "d", "steps": ("s",)}
     with pytest.raises(ValueError):
         Procedure(**{**base, **kwargs})
+
+
+def test_placement_key_terms_and_arrangement() -> None:
+    from gya_memory.experiments import arrange, key_terms, used_memory
+
+    assert key_terms("最近在戒咖啡，想少喝一点", "用户想戒掉什么？")[:4] == ["近在", "在戒", "戒咖", "咖啡"]
+    assert key_terms("The user's name is Alice", "What is the user called?") == ["name", "alice"]
+    assert used_memory("你最近在少喝咖啡吧", ["咖啡"]) and not used_memory("不知道", ["咖啡"])
+    first = arrange("GOLD", ["a", "b", "c", "d"], "first")
+    middle = arrange("GOLD", ["a", "b", "c", "d"], "middle")
+    assert [i.text for i in first][0] == "GOLD" and [i.text for i in middle][2] == "GOLD"
+    assert [i.score for i in middle] == sorted((i.score for i in middle), reverse=True)
