@@ -2,18 +2,29 @@
 
 The other layers hold information (what the user said, what is true of them). This one
 holds a method: named, described and versioned, with its steps and, optionally, a Python
-function that carries them out. A procedure is found by its description and *invoked*;
-it is not pasted whole into the prompt.
+function that carries them out. A procedure is found by its description, by words
+(:meth:`ProceduralMemory.find`) or by meaning with the embedding model
+(:meth:`ProceduralMemory.search`), and *invoked*; it is not pasted whole into the prompt.
 
-This module is the small version that notebook 02 uses; finding procedures by meaning
-(with an embedding model) comes with the Hermes notebook.
+A procedure's function may be given as a callable or as an import reference
+``"package.module:function"``; only the latter can be saved to a JSON file
+(:meth:`ProceduralMemory.save` / :meth:`ProceduralMemory.load`), since code is not data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import json
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .embeddings import Embedder
+
+Runner = Callable[..., Any] | str
 
 
 @dataclass(frozen=True)
@@ -24,7 +35,7 @@ class Procedure:
     description: str
     steps: tuple[str, ...]
     version: int = 1
-    run: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    run: Runner | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for attr in ("name", "description"):
@@ -35,14 +46,30 @@ class Procedure:
             raise ValueError(f"procedure {self.name!r} has no steps")
         if self.version < 1:
             raise ValueError(f"procedure {self.name!r}: version must be 1 or more")
+        if isinstance(self.run, str) and ":" not in self.run:
+            raise ValueError(f"procedure {self.name!r}: run must look like 'module:function'")
+
+    def function(self) -> Callable[..., Any]:
+        """The callable that carries the steps out (an import reference is resolved here)."""
+        if self.run is None:
+            raise ValueError(f"{self.name!r} has steps but no function to run; read .steps instead")
+        if callable(self.run):
+            return self.run
+        module, _, attr = self.run.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"{self.name!r}: cannot load {self.run!r} ({exc})") from None
 
 
 class ProceduralMemory:
-    """A registry of procedures: register, look up by name or words, invoke."""
+    """A registry of procedures: register, look up by name, words or meaning, invoke."""
 
-    def __init__(self) -> None:
+    def __init__(self, embedder: Embedder | None = None) -> None:
         self._latest: dict[str, Procedure] = {}
         self._history: dict[str, list[Procedure]] = {}
+        self._embedder = embedder
+        self._vectors: dict[tuple[str, int], Any] = {}
 
     def register(self, procedure: Procedure) -> Procedure:
         """Add a procedure, or a newer version of one (the version must go up)."""
@@ -74,15 +101,92 @@ class ProceduralMemory:
             if all(t in f"{p.name} {p.description}".lower() for t in terms)
         ]
 
+    def search(self, query: str, top_k: int = 3) -> list[tuple[Procedure, float]]:
+        """Procedures ranked by how close their description is in meaning to ``query``
+        (cosine of embeddings; the embedder given, else the configured one)."""
+        import numpy as np
+
+        if not self._latest:
+            return []
+        if self._embedder is None:
+            from .embeddings import get_embedder
+
+            self._embedder = get_embedder()
+        procs = list(self._latest.values())
+        missing = [p for p in procs if (p.name, p.version) not in self._vectors]
+        if missing:
+            vectors = self._embedder.embed_documents([f"{p.name}: {p.description}" for p in missing])
+            self._vectors.update({(p.name, p.version): v for p, v in zip(missing, vectors)})
+        q = self._embedder.embed_query(query)
+        scores = np.array([float(self._vectors[(p.name, p.version)] @ q) for p in procs])
+        order = np.argsort(-scores, kind="stable")[:top_k]
+        return [(procs[i], float(scores[i])) for i in order]
+
     def invoke(self, name: str, /, **kwargs: Any) -> Any:
         """Run a procedure's function with keyword arguments."""
-        proc = self.get(name)
-        if proc.run is None:
-            raise ValueError(f"{name!r} has steps but no function to run; read .steps instead")
-        return proc.run(**kwargs)
+        return self.get(name).function()(**kwargs)
+
+    # -- storing --------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write every version of every procedure to a JSON file (atomically)."""
+        records = []
+        for versions in self._history.values():
+            for p in versions:
+                if p.run is not None and not isinstance(p.run, str):
+                    raise ValueError(
+                        f"{p.name!r} v{p.version} runs a Python object, which can't be saved; "
+                        "give run='module:function' instead"
+                    )
+                records.append({"name": p.name, "description": p.description,
+                                "steps": list(p.steps), "version": p.version, "run": p.run})
+        target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(json.dumps({"procedures": records}, ensure_ascii=False, indent=1),
+                       encoding="utf-8")
+        os.replace(tmp, target)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], embedder: Embedder | None = None) -> ProceduralMemory:
+        memory = cls(embedder)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for r in sorted(data["procedures"], key=lambda r: (r["name"], r["version"])):
+            memory.register(Procedure(r["name"], r["description"], tuple(r["steps"]),
+                                      r["version"], r.get("run")))
+        return memory
 
     def __len__(self) -> int:
         return len(self._latest)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Procedure]:
         return iter(self._latest.values())
+
+
+# -- the series' example: advice under a dietary restriction ---------------------------------
+_SWAPS = {  # a word in the restriction -> (what to watch, an easy swap)
+    "咖啡": ("咖啡、浓茶这类含咖啡因的饮品", "温水或花草茶"),
+    "糖": ("奶茶、果汁和甜点", "无糖茶或气泡水"),
+    "coffee": ("coffee and strong tea (caffeine)", "decaf or herbal tea"),
+    "sugar": ("soda, milk tea and desserts", "unsweetened tea or sparkling water"),
+    "sweet": ("soda, milk tea and desserts", "unsweetened tea or sparkling water"),
+}
+
+
+def dietary_advice(restriction: str, occasion: str) -> str:
+    """How to give advice under a dietary restriction (the article's procedural example)."""
+    watch, swap = next((v for k, v in _SWAPS.items() if k in restriction.lower()), (None, None))
+    if any("\u4e00" <= ch <= "\u9fff" for ch in restriction + occasion):
+        return (f"{occasion}时记得你想{restriction}：留意{watch or '相关的饮食'}，"
+                f"可以换成{swap or '你能接受的选项'}。")
+    return (f"At the {occasion}, remember you want {restriction}: watch out for "
+            f"{watch or 'anything related'}; {swap or 'something you are fine with'} is an easy swap.")
+
+
+DIETARY_ADVICE = Procedure(
+    name="dietary_advice",
+    description="如何根据饮食限制给出建议 / how to give advice under a dietary restriction",
+    steps=("确认限制 name the restriction",
+           "列出这个场合常见的相关饮食 list what the occasion serves that conflicts with it",
+           "给一个容易做到的替代 offer an easy swap",
+           "语气温和，不说教 keep it friendly, no lecturing"),
+    run="gya_memory.procedural:dietary_advice",
+)

@@ -74,3 +74,34 @@ def test_placement_key_terms_and_arrangement() -> None:
     middle = arrange("GOLD", ["a", "b", "c", "d"], "middle")
     assert [i.text for i in first][0] == "GOLD" and [i.text for i in middle][2] == "GOLD"
     assert [i.score for i in middle] == sorted((i.score for i in middle), reverse=True)
+
+
+def test_procedures_are_found_by_meaning_and_saved_by_reference(tmp_path) -> None:
+    from gya_memory.embeddings import TFIDFEmbedder
+    from gya_memory.procedural import DIETARY_ADVICE
+
+    memory = ProceduralMemory(embedder=TFIDFEmbedder())
+    memory.register(DIETARY_ADVICE)
+    memory.register(Procedure("order_handling", "处理订单：先查库存，再扣库存，然后发通知 / handle an order",
+                              steps=("查库存", "扣库存", "发通知")))
+    best, score = memory.search("用户有饮食限制，聚餐时怎么给建议？", top_k=1)[0]
+    assert best.name == "dietary_advice" and 0 < score <= 1
+    assert [p.name for p, _ in memory.search("how do I handle an order", top_k=2)][0] == "order_handling"
+    assert "少喝咖啡" in memory.invoke("dietary_advice", restriction="少喝咖啡", occasion="聚餐")
+    memory.save(tmp_path / "procedures.json")
+    again = ProceduralMemory.load(tmp_path / "procedures.json")
+    assert [p.name for p in again] == ["dietary_advice", "order_handling"]
+    assert again.invoke("dietary_advice", restriction="fewer sweet drinks", occasion="party").startswith("At the party")
+
+
+def test_callables_cannot_be_saved_and_bad_references_are_clear(tmp_path) -> None:
+    memory = ProceduralMemory()
+    memory.register(Procedure("x", "d", steps=("s",), run=advise))
+    with pytest.raises(ValueError, match="can't be saved"):
+        memory.save(tmp_path / "p.json")
+    assert not (tmp_path / "p.json").exists()
+    with pytest.raises(ValueError, match="module:function"):
+        Procedure("y", "d", steps=("s",), run="not_a_reference")
+    memory.register(Procedure("z", "d", steps=("s",), run="gya_memory.nowhere:f"))
+    with pytest.raises(ValueError, match="cannot load"):
+        memory.invoke("z")
