@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import ipaddress
 import json
 import math
 import os
@@ -56,6 +55,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from .checks import is_loopback as _is_loopback
 from .config import Settings, get_settings
 
 if TYPE_CHECKING:  # requests is imported only when a network embedder sends something
@@ -474,16 +474,6 @@ def _check_url(base_url: object) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"base_url must be http:// or https:// and name a host, got {url!r}")
     return url
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _short(body: bytes | str, limit: int = 300) -> str:

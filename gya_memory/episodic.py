@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .checks import check_text as _check_text
 from .clock import Clock, system_clock
 from .config import get_settings
 
@@ -77,16 +78,6 @@ class Fact:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _check_text(name: str, value: object, limit: int) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, got {type(value).__name__}: {value!r}")
-    if not value.strip():
-        raise ValueError(f"{name} is empty; give it some text")
-    if len(value) > limit:
-        raise ValueError(f"{name} is {len(value):,} characters; the limit is {limit:,}")
-    return value.strip()
 
 
 def escape_like(keyword: str) -> str:

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.metadata
-import ipaddress
 import json
 import os
 import re
@@ -60,6 +59,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .checks import is_loopback as _is_loopback
 from .config import Settings, get_settings
 
 # -- the default local model ---------------------------------------------------------------
@@ -614,16 +614,6 @@ class OpenAIChat(ChatLLM):
         if self._session is not None:
             self._session.close()
             self._session = None
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _error_text(response: Any) -> str:

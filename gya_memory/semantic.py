@@ -50,6 +50,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .checks import check_text as _check_text
 from .clock import Clock, system_clock
 from .config import get_settings
 from .lexical import BM25, rrf
@@ -147,16 +148,6 @@ def point_id(user_id: str, text: str) -> str:
 def default_path() -> Path:
     """Where the memories live when neither a path nor a server is given."""
     return get_settings().data_dir / DEFAULT_DIR_NAME
-
-
-def _check_text(name: str, value: object, limit: int) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, got {type(value).__name__}: {value!r}")
-    if not value.strip():
-        raise ValueError(f"{name} is empty; give it some text")
-    if len(value) > limit:
-        raise ValueError(f"{name} is {len(value):,} characters; the limit is {limit:,}")
-    return value.strip()
 
 
 def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
