@@ -52,7 +52,7 @@ import secrets
 import tempfile
 import threading
 import time
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -357,7 +357,6 @@ class ChatLLM(ABC):
     #: a short name for the model, as it appears in ``Reply.model``
     name: str
 
-    @abstractmethod
     def chat(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -369,7 +368,23 @@ class ChatLLM(ABC):
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: str | Mapping[str, Any] | None = None,
     ) -> Reply:
-        """Send ``messages``; return the model's :class:`Reply`."""
+        """Send ``messages``; return the model's :class:`Reply`. The request is checked here
+        (bad messages, tools or options raise ``ValueError`` before anything is sent)."""
+        body = _request_body(
+            messages,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            stop=stop,
+            tools=tools,
+            tool_choice=tool_choice,
+        )
+        return self._complete(body, _tool_names(tools))
+
+    def _complete(self, body: dict[str, Any], tool_names: Collection[str]) -> Reply:
+        """Send one checked OpenAI-style request body; return the reply. Back ends implement
+        this (a test double may override :meth:`chat` itself instead)."""
+        raise NotImplementedError
 
     def close(self) -> None:
         """Free what the back end holds (a no-op unless it holds something)."""
@@ -577,26 +592,7 @@ class OpenAIChat(ChatLLM):
             self.model = names[0]
         return self.model
 
-    def chat(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        temperature: float = 0.0,
-        seed: int = 0,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: str | Mapping[str, Any] | None = None,
-    ) -> Reply:
-        body = _request_body(
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            seed=seed,
-            stop=stop,
-            tools=tools,
-            tool_choice=tool_choice,
-        )
+    def _complete(self, body: dict[str, Any], tool_names: Collection[str]) -> Reply:
         model = self._model_name()
         body = {"model": model, **body}
         start = time.perf_counter()
@@ -604,7 +600,7 @@ class OpenAIChat(ChatLLM):
         return _reply_from_response(
             data,
             model=str(data.get("model") or model) if isinstance(data, dict) else model,
-            tool_names=_tool_names(tools),
+            tool_names=tool_names,
             latency_s=time.perf_counter() - start,
             where=f"the chat server at {self.base_url}",
             renumber_calls=False,
@@ -950,26 +946,7 @@ class LocalLLM(ChatLLM):
     def loaded(self) -> bool:
         return self._key() in _ENGINES
 
-    def chat(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        temperature: float = 0.0,
-        seed: int = 0,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: str | Mapping[str, Any] | None = None,
-    ) -> Reply:
-        body = _request_body(
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            seed=seed,
-            stop=stop,
-            tools=tools,
-            tool_choice=tool_choice,
-        )
+    def _complete(self, body: dict[str, Any], tool_names: Collection[str]) -> Reply:
         body["cache_prompt"] = False
         engine = self._engine()
         start = time.perf_counter()
@@ -984,7 +961,7 @@ class LocalLLM(ChatLLM):
         return _reply_from_response(
             data,
             model=self.name,
-            tool_names=_tool_names(tools),
+            tool_names=tool_names,
             latency_s=latency,
             where="llama.cpp",
             renumber_calls=True,  # llama.cpp makes random ids; these repeat from run to run
