@@ -25,7 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .context import Assembly, Dropped, Placed, Policy, assemble, no_hit_block, render_block, select
+from .context import (
+    Assembly, Dropped, Placed, Policy, assemble, no_hit_block, render_block, reorder, select,
+)
 from .llm import ChatLLM, Reply
 
 Trigger = Literal["program", "model", "none"]
@@ -196,16 +198,17 @@ class MemoryAgent:
                 break
             messages.append(reply.as_message())
             for call in calls:
-                query = str(call.arguments.get("query") or question)
+                query = str(call.arguments.get("query") or "").strip() or question
                 queries.append(query)
                 found = self.retrieve(query, policy)
                 kept, cut = select(found, self._policy_for(query, policy))
+                kept = reorder(kept, policy.order)
                 candidates += found
                 dropped += cut
-                result = (render_block(kept, policy.language) if kept
+                start = len(placed)
+                result = (render_block(kept, policy.language, start=start + 1) if kept
                           else no_hit_block(policy.language))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-                start = len(placed)
                 placed += [Placed(start + n, h, len(messages) - 1)
                            for n, h in enumerate(kept, start=1)]
             # second round: no tools offered, so the model has to answer now
@@ -219,9 +222,9 @@ class MemoryAgent:
 # -- grounding: what does the answer rest on? ---------------------------------------------------
 _ADMITS = re.compile(
     r"不知道|不清楚|无法(确定|判断|得知|知道|回答)|没有(相关|提供|关于|足够)|不确定|未提及|没有提到|"
-    r"don't know|do not know|not sure|no (information|record|memory)|"
-    r"(haven't|have not|didn't|did not) (mention|tell|share)|can't (tell|say)|cannot (tell|say|determine)|"
-    r"don't have (any )?(information|details)",
+    r"don['’]t know|do not know|not sure|no (information|record|memory)|"
+    r"(haven['’]t|have not|didn['’]t|did not) (mention|tell|told|share)|can['’]t (tell|say)|"
+    r"cannot (tell|say|determine)|don['’]t have (any )?(information|details)",
     re.IGNORECASE,
 )
 

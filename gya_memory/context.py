@@ -129,20 +129,23 @@ _TEXT = {
 
 
 def select(hits: Sequence[HitLike], policy: Policy) -> tuple[list[HitLike], list[Dropped]]:
-    """Filter by ``min_score`` and ``top_k``, resolve conflicts, then fit the budget."""
+    """Filter by ``min_score``, resolve conflicts, keep ``top_k``, then fit the budget.
+
+    Conflicts are resolved before ``top_k`` cuts, so a newer memory ranked just below the
+    cut still supersedes an older one above it (instead of the stale one being kept)."""
     ranked = sorted(hits, key=lambda h: -h.score)
-    kept: list[HitLike] = []
+    passing: list[HitLike] = []
     dropped: list[Dropped] = []
     for h in ranked:
         if policy.min_score is not None and h.score < policy.min_score:
             dropped.append(Dropped(h, "below min_score"))
-        elif len(kept) >= policy.top_k:
-            dropped.append(Dropped(h, "over top_k"))
         else:
-            kept.append(h)
+            passing.append(h)
     if policy.conflicts == "newest_wins":
-        kept, superseded = _newest_wins(kept, policy.conflict_key)
+        passing, superseded = _newest_wins(passing, policy.conflict_key)
         dropped += [Dropped(h, "superseded by newer") for h in superseded]
+    kept = passing[:policy.top_k]
+    dropped += [Dropped(h, "over top_k") for h in passing[policy.top_k:]]
     if policy.budget_chars is not None:
         while kept and len(render_block(kept)) > policy.budget_chars:
             dropped.append(Dropped(kept.pop(), "over budget"))  # the weakest goes first
@@ -174,14 +177,15 @@ def reorder(hits: Sequence[HitLike], order: Order) -> list[HitLike]:
     return hits[0::2] + hits[1::2][::-1]
 
 
-def render_block(hits: Sequence[HitLike], language: str = "zh") -> str:
-    """The fenced memory block, one memory per line with its score, session and time.
+def render_block(hits: Sequence[HitLike], language: str = "zh", *, start: int = 1) -> str:
+    """The fenced memory block, one memory per line with its score, session and time,
+    numbered from ``start`` (later tool results continue the numbering of earlier ones).
 
     Each memory is flattened to one line and ``<``/``>`` become full-width ``＜``/``＞``, so
     nothing inside a memory can close the fence or start a line of its own.
     """
     lines = [OPEN]
-    for ref, h in enumerate(hits, start=1):
+    for ref, h in enumerate(hits, start=start):
         meta = [f"score {float(h.score):.3f}"]
         meta += [str(h.payload[k]) for k in ("subject", "session_id", "created_at")
                  if h.payload.get(k) is not None]

@@ -1,0 +1,455 @@
+"""The closed loop: retrieval triggers, the recall_memory tool loop, traces and grounding.
+
+No real model here: :class:`ScriptedLLM` returns queued replies and records every request,
+so the tests check the mechanism (what went into which message, what the trace says, the
+tool loop) and never depend on a model's wording. Retrieval is real: a
+``SemanticMemory(":memory:")`` with the fast, deterministic TF-IDF embedder.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from gya_memory.agent import (
+    RECALL_TOOL,
+    Grounding,
+    MemoryAgent,
+    Trace,
+    check_grounding,
+    quote,
+)
+from gya_memory.context import CLOSE, OPEN, Policy, assemble, no_hit_block
+from gya_memory.embeddings import TFIDFEmbedder
+from gya_memory.examples import FACTS_EN, FACTS_ZH, USER_ZH, notebook_clock
+from gya_memory.llm import ChatLLM, Reply, ToolCall, _check_messages
+from gya_memory.semantic import Hit, SemanticMemory
+
+COFFEE = "最近在戒咖啡，想少喝一点"
+NAME = "用户叫张三"
+JOB = "用户是一名后端工程师"
+ALICE = "The user's name is Alice"
+ALL_TEXTS = [f for _, f, _ in FACTS_ZH + FACTS_EN]
+COFFEE_Q = "我想喝咖啡，有什么建议？"  # TF-IDF: only the coffee memory passes the threshold
+WEATHER_Q = "今天天气怎么样？"  # TF-IDF: nothing passes
+NO_HIT_ZH = "记忆库里没有和这个问题相关的用户资料。"
+FACTS = {COFFEE: ["咖啡"], NAME: ["张三"], JOB: ["后端", "工程师"], ALICE: ["Alice"]}
+
+
+# -- the test doubles -------------------------------------------------------------------------
+def say(text: str = "", *calls: ToolCall) -> Reply:
+    return Reply(text, "scripted", 12, 3, list(calls), "tool_calls" if calls else "stop")
+
+
+def recall(query: Any = None, call_id: str = "call_0") -> ToolCall:
+    return ToolCall(call_id, "recall_memory", {} if query is None else {"query": query})
+
+
+class ScriptedLLM(ChatLLM):
+    """Returns queued replies in order; records a snapshot of every request it gets."""
+
+    name = "scripted"
+
+    def __init__(self, *replies: Reply) -> None:
+        self.replies = list(replies)
+        self.calls: list[dict[str, Any]] = []
+
+    def chat(self, messages: Sequence[Mapping[str, Any]], *, max_tokens: int = 256,
+             temperature: float = 0.0, seed: int = 0, stop: Sequence[str] | None = None,
+             tools: Sequence[Mapping[str, Any]] | None = None,
+             tool_choice: str | Mapping[str, Any] | None = None) -> Reply:
+        _check_messages(messages)  # what a real back end would refuse, this refuses too
+        # a deep copy: the caller may append to its list after the call
+        self.calls.append({"messages": copy.deepcopy(list(messages)),
+                           "tools": copy.deepcopy(tools), "max_tokens": max_tokens})
+        if not self.replies:
+            raise AssertionError(f"unscripted call #{len(self.calls)}")
+        return self.replies.pop(0)
+
+
+class FakeMemory:
+    """The two things MemoryAgent needs of a memory, with fixed hits; records the calls."""
+
+    def __init__(self, hits: list[Hit], threshold: float = 0.5) -> None:
+        self.hits = hits
+        self.searches: list[tuple[str, int]] = []
+        self.thresholds: list[str] = []
+        outer = self
+
+        class _Embedder:
+            def threshold(self, query: str) -> float:
+                outer.thresholds.append(query)
+                return threshold
+
+        self.embedder = _Embedder()
+
+    def candidates(self, query: str, top_k: int = 10) -> list[Hit]:
+        self.searches.append((query, top_k))
+        return [Hit(h.id, h.score, h.text, dict(h.payload)) for h in self.hits[:top_k]]
+
+
+@pytest.fixture(scope="module")
+def memory() -> Iterator[SemanticMemory]:
+    mem = SemanticMemory(":memory:", embedder=TFIDFEmbedder(), user_id=USER_ZH,
+                         clock=notebook_clock())
+    mem.store_many([(fact, {"subject": subject, "session_id": session})
+                    for subject, fact, session in FACTS_ZH + FACTS_EN])
+    yield mem
+    mem.close()
+
+
+def tool_messages(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    return [(i, m) for i, m in enumerate(messages) if m["role"] == "tool"]
+
+
+# -- trigger "program" ---------------------------------------------------------------------------
+def test_program_trigger_sends_exactly_the_trace_messages(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("那就少喝点吧。"))
+    trace = MemoryAgent(memory, llm).ask(COFFEE_Q)
+    assert len(llm.calls) == 1
+    assert llm.calls[0]["messages"] == trace.messages
+    assert llm.calls[0]["tools"] is None
+    assert trace.trigger == "program" and trace.question == COFFEE_Q
+    assert trace.answer == "那就少喝点吧。" and trace.reply.model == "scripted"
+    # retrieval asks for more than top_k, so the trace shows what was cut
+    assert len(trace.candidates) == 6
+    assert sorted(h.text for h in trace.candidates) == sorted(ALL_TEXTS)
+    # only the coffee memory passes; it is in the user message, fenced
+    assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
+        (1, COFFEE, 1)]
+    user = trace.messages[1]
+    assert user["role"] == "user" and user["content"].endswith(f"我的问题：{COFFEE_Q}")
+    assert f"[1] {COFFEE} (score " in user["content"]
+    assert "偏好 · session-A · 2026-09-01T09:01:00+08:00)" in user["content"]
+    for text in ALL_TEXTS:
+        if text != COFFEE:
+            assert text not in str(trace.messages)
+
+
+def test_fates_say_where_each_hit_went_or_why_not(memory: SemanticMemory) -> None:
+    trace = MemoryAgent(memory, ScriptedLLM(say("ok")), Policy(placement="block")).ask(COFFEE_Q)
+    fates = {hit.text: fate for hit, fate in trace.fates()}
+    assert [hit for hit, _ in trace.fates()] == trace.candidates  # in retrieval order
+    assert fates[COFFEE] == "[1] -> message 1 (system)"
+    assert trace.messages[1]["role"] == "system" and COFFEE in trace.messages[1]["content"]
+    assert trace.messages[2] == {"role": "user", "content": COFFEE_Q}
+    assert {fates[t] for t in ALL_TEXTS if t != COFFEE} == {"dropped: below min_score"}
+
+
+def test_threshold_defaults_to_the_embedders(memory: SemanticMemory) -> None:
+    trace = MemoryAgent(memory, ScriptedLLM(say("ok"))).ask(COFFEE_Q)
+    assert trace.assembly.policy.min_score == memory.embedder.threshold(COFFEE_Q)
+    for d in trace.assembly.dropped:
+        assert d.hit.score < trace.assembly.policy.min_score
+
+    fake = FakeMemory([Hit("a", 0.7, "甲", {}), Hit("b", 0.3, "乙", {})], threshold=0.5)
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok"))).ask("问题")
+    assert fake.thresholds == ["问题"] and fake.searches == [("问题", 6)]
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+    assert dict((h.text, f) for h, f in trace.fates())["乙"] == "dropped: below min_score"
+
+
+def test_an_explicit_min_score_wins(memory: SemanticMemory) -> None:
+    fake = FakeMemory([Hit("a", 0.7, "甲", {}), Hit("b", 0.3, "乙", {})], threshold=0.5)
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), Policy(min_score=0.2, top_k=4)).ask("问")
+    assert fake.thresholds == [] and fake.searches == [("问", 8)]
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲", "乙"]
+
+    llm = ScriptedLLM(say("不知道"))
+    trace = MemoryAgent(memory, llm, Policy(min_score=0.99)).ask(COFFEE_Q)
+    assert trace.assembly.no_hit and NO_HIT_ZH in llm.calls[0]["messages"][-1]["content"]
+    assert COFFEE not in str(llm.calls[0]["messages"])
+
+
+def test_no_relevant_memory_sends_the_no_hit_note(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("我不知道。"))
+    trace = MemoryAgent(memory, llm).ask(WEATHER_Q)
+    assert trace.candidates and trace.assembly.no_hit
+    assert trace.messages[-1]["content"].startswith(no_hit_block("zh"))
+    assert {f for _, f in trace.fates()} == {"dropped: below min_score"}
+    for text in ALL_TEXTS:
+        assert text not in str(llm.calls[0]["messages"])
+
+
+def test_trigger_none_sends_no_memory_at_all(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("多喝水。"))
+    trace = MemoryAgent(memory, llm, Policy(placement="system")).ask(COFFEE_Q, trigger="none")
+    assert trace.trigger == "none" and trace.candidates == []
+    assert llm.calls[0]["messages"] == trace.messages == [
+        {"role": "system", "content": trace.messages[0]["content"]},
+        {"role": "user", "content": COFFEE_Q},
+    ]
+    assert "<memories>" not in str(trace.messages) and NO_HIT_ZH not in str(trace.messages)
+    assert trace.fates() == [] and trace.assembly.placed == []
+
+    fake = FakeMemory([Hit("a", 0.9, "甲", {})])
+    MemoryAgent(fake, ScriptedLLM(say("ok"))).ask("问", trigger="none")
+    assert fake.searches == [] and fake.thresholds == []  # not even searched
+
+
+def test_history_system_and_max_tokens_pass_through(memory: SemanticMemory) -> None:
+    history = [{"role": "user", "content": "我叫张三"}, {"role": "assistant", "content": "好的"}]
+    llm = ScriptedLLM(say("ok"))
+    agent = MemoryAgent(memory, llm, system="只用中文回答。", max_tokens=77)
+    trace = agent.ask(COFFEE_Q, history=history)
+    sent = llm.calls[0]
+    assert sent["max_tokens"] == 77
+    assert sent["messages"][0] == {"role": "system", "content": "只用中文回答。"}
+    assert sent["messages"][1:3] == history
+    assert sent["messages"][-1]["role"] == "user"
+    assert sent["messages"][-1]["content"].endswith(COFFEE_Q)
+    assert trace.assembly.placed[0].message_index == 3
+
+
+def test_a_policy_per_call_overrides_the_agents(memory: SemanticMemory) -> None:
+    agent = MemoryAgent(memory, ScriptedLLM(say("a"), say("b")), Policy(placement="user"))
+    assert agent.ask(COFFEE_Q).assembly.placed[0].message_index == 1
+    trace = agent.ask(COFFEE_Q, policy=Policy(placement="system"))
+    assert trace.assembly.placed[0].message_index == 0
+    assert trace.messages[-1] == {"role": "user", "content": COFFEE_Q}
+
+
+def test_unknown_trigger_is_refused(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("never"))
+    with pytest.raises(ValueError, match="trigger"):
+        MemoryAgent(memory, llm).ask(COFFEE_Q, trigger="always")  # type: ignore[arg-type]
+    assert llm.calls == []
+
+
+# -- trigger "model": the recall_memory tool loop -------------------------------------------------
+def test_tool_loop(memory: SemanticMemory) -> None:
+    first = say("", recall("咖啡"))
+    llm = ScriptedLLM(first, say("你在戒咖啡 [1]，少喝点。"))
+    trace = MemoryAgent(memory, llm).ask(COFFEE_Q, trigger="model")
+    assert len(llm.calls) == 2
+    one, two = llm.calls
+    # round 1: the tool is offered; no memory is sent by the program
+    assert one["tools"] == [RECALL_TOOL]
+    assert [m["role"] for m in one["messages"]] == ["system", "user"]
+    assert one["messages"][1] == {"role": "user", "content": COFFEE_Q}
+    assert "<memories>" not in str(one["messages"])
+    # round 2: the call, its result, and no tools: the model has to answer now
+    assert two["tools"] is None
+    assert two["messages"][:2] == one["messages"]
+    assistant, result = two["messages"][2], two["messages"][3]
+    assert assistant == first.as_message()
+    assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_0"
+    assert assistant["tool_calls"][0]["function"]["name"] == "recall_memory"
+    assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"query": "咖啡"}
+    assert result["role"] == "tool" and result["tool_call_id"] == "call_0"
+    assert result["content"].startswith(OPEN) and result["content"].endswith(CLOSE)
+    assert result["content"].split("\n")[1].startswith(f"[1] {COFFEE} (score ")
+    assert len(result["content"].split("\n")) == 3
+    for text in ALL_TEXTS:
+        if text != COFFEE:
+            assert text not in result["content"]
+    # the trace
+    assert trace.trigger == "model" and trace.tool_queries == ["咖啡"]
+    assert trace.messages == two["messages"]
+    assert trace.answer == "你在戒咖啡 [1]，少喝点。"
+    assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
+        (1, COFFEE, 3)]
+    fates = {hit.text: fate for hit, fate in trace.fates()}
+    assert fates[COFFEE] == "[1] -> message 3 (tool)"
+    assert {fates[t] for t in ALL_TEXTS if t != COFFEE} == {"dropped: below min_score"}
+
+
+def test_tool_loop_no_hit(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("", recall("天气")), say("我不知道。"))
+    trace = MemoryAgent(memory, llm).ask(WEATHER_Q, trigger="model")
+    (i, result), = tool_messages(llm.calls[1]["messages"])
+    assert i == 3 and result["content"] == no_hit_block("zh")
+    assert trace.assembly.placed == [] and trace.assembly.no_hit
+    assert trace.candidates and {f for _, f in trace.fates()} == {"dropped: below min_score"}
+    for text in ALL_TEXTS:
+        assert text not in str(trace.messages)
+
+    llm = ScriptedLLM(say("", recall("weather")), say("I don't know."))
+    MemoryAgent(memory, llm, Policy(language="en")).ask("How is the weather?", trigger="model")
+    assert tool_messages(llm.calls[1]["messages"])[0][1]["content"] == no_hit_block("en")
+
+
+def test_tool_threshold_is_the_one_for_the_tools_query() -> None:
+    fake = FakeMemory([Hit("a", 0.7, "甲", {}), Hit("b", 0.3, "乙", {})], threshold=0.5)
+    llm = ScriptedLLM(say("", recall("饮料")), say("ok"))
+    trace = MemoryAgent(fake, llm).ask("问题", trigger="model")
+    assert fake.thresholds == ["饮料"] and fake.searches == [("饮料", 6)]
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+
+
+def test_a_model_that_does_not_call_the_tool(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("喝杯茶吧。"))
+    trace = MemoryAgent(memory, llm).ask(COFFEE_Q, trigger="model")
+    assert len(llm.calls) == 1 and llm.calls[0]["tools"] == [RECALL_TOOL]
+    assert trace.candidates == [] and trace.tool_queries == [] and trace.fates() == []
+    assert trace.messages == llm.calls[0]["messages"]
+    assert [m["role"] for m in trace.messages] == ["system", "user"]
+    assert "candidates: none" in trace.to_text()
+    assert trace.answer == "喝杯茶吧。"
+
+
+def test_calls_to_other_tools_are_not_run(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("", ToolCall("call_0", "get_weather", {"city": "上海"})))
+    trace = MemoryAgent(memory, llm).ask(COFFEE_Q, trigger="model")
+    assert len(llm.calls) == 1 and trace.tool_queries == [] and trace.candidates == []
+
+
+@pytest.mark.parametrize("arguments", [{}, {"query": ""}, {"query": "   "}, {"query": None}])
+def test_a_call_without_a_query_searches_for_the_question(memory: SemanticMemory,
+                                                          arguments: dict) -> None:
+    call = ToolCall("call_0", "recall_memory", arguments)
+    llm = ScriptedLLM(say("", call), say("ok"))
+    trace = MemoryAgent(memory, llm).ask(COFFEE_Q, trigger="model")
+    assert trace.tool_queries == [COFFEE_Q]
+    assert [p.hit.text for p in trace.assembly.placed] == [COFFEE]
+
+
+def test_two_calls_in_one_reply_get_one_result_each(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("", recall("咖啡", "call_0"), recall("张三", "call_1")), say("ok"))
+    trace = MemoryAgent(memory, llm).ask("我是谁，我在戒什么？", trigger="model")
+    assert len(llm.calls) == 2 and trace.tool_queries == ["咖啡", "张三"]
+    msgs = llm.calls[1]["messages"]
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "tool"]
+    assert len(msgs[2]["tool_calls"]) == 2
+    assert [m["tool_call_id"] for m in msgs[3:]] == ["call_0", "call_1"]
+    assert f"[1] {COFFEE} (" in msgs[3]["content"] and NAME not in msgs[3]["content"]
+    # numbering continues, so each [n] names one memory in the whole conversation
+    assert f"[2] {NAME} (" in msgs[4]["content"] and COFFEE not in msgs[4]["content"]
+    assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
+        (1, COFFEE, 3), (2, NAME, 4)]
+    assert len(trace.candidates) == 12  # both searches' candidates, in order
+
+
+def test_at_most_two_rounds(memory: SemanticMemory) -> None:
+    """A model that keeps asking gets two rounds of results, then the loop stops."""
+    llm = ScriptedLLM(say("", recall("咖啡", "call_0")), say("", recall("张三", "call_1")),
+                      say("", recall("工程师", "call_2")), say("never sent"))
+    trace = MemoryAgent(memory, llm).ask(COFFEE_Q, trigger="model")
+    assert len(llm.calls) == 3 and len(llm.replies) == 1
+    assert [c["tools"] for c in llm.calls] == [[RECALL_TOOL], None, None]
+    assert trace.tool_queries == ["咖啡", "张三"]
+    assert [m["role"] for m in trace.messages] == [
+        "system", "user", "assistant", "tool", "assistant", "tool"]
+    assert trace.messages == llm.calls[2]["messages"]
+    assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
+        (1, COFFEE, 3), (2, NAME, 5)]
+    assert trace.reply.tool_calls[0].arguments == {"query": "工程师"}  # the last reply, unrun
+
+
+# -- traces ------------------------------------------------------------------------------------
+def test_to_text(memory: SemanticMemory) -> None:
+    trace = MemoryAgent(memory, ScriptedLLM(say("少喝«咖啡»。"))).ask(COFFEE_Q)
+    text = trace.to_text()
+    assert text.startswith(f"question: {COFFEE_Q}\ntrigger:  program\ncandidates:\n")
+    for hit, fate in trace.fates():
+        assert f"  {hit.score:.3f}  {hit.text}  ->  {fate}" in text
+    assert "messages:\n  0 system: " in text
+    assert "  1 user: " in text
+    assert text.endswith(f"answer (scripted, 3 tokens): {quote('少喝«咖啡»。')}")
+    assert "«少喝‹咖啡›。»" in text
+    assert "timings" not in text
+    assert str(trace) == text
+    assert "messages:" not in trace.to_text(show_messages=False)
+    timed = trace.to_text(show_timings=True)
+    assert "\ntimings: retrieve " in timed and " s, total " in timed
+    assert set(trace.timings) == {"retrieve", "assemble", "answer", "total"}
+    assert all(v >= 0 for v in trace.timings.values())
+
+
+def test_to_text_of_a_tool_trace(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("", recall("咖啡")), say("ok"))
+    trace = MemoryAgent(memory, llm).ask(COFFEE_Q, trigger="model")
+    text = trace.to_text()
+    assert "trigger:  model" in text and "recall_memory called with: ['咖啡']" in text
+    assert "  3 tool: <memories>" in text
+    assert "<tr><th>tool calls</th>" in trace._repr_html_()
+    assert set(trace.timings) == {"total"}
+
+
+def _script_trace(answer: str) -> Trace:
+    hits = [Hit("x", 0.9, "<script>alert('hi')</script> 用户喜欢茶", {"session_id": "s"}),
+            Hit("y", 0.01, "用户 & 朋友", {})]
+    fake = FakeMemory(hits, threshold=0.5)
+    return MemoryAgent(fake, ScriptedLLM(say(answer))).ask("我<喜欢>什么？")
+
+
+def test_html_is_escaped() -> None:
+    trace = _script_trace("你喜欢茶 <i>[1]</i>")
+    page = trace._repr_html_()
+    assert "<script>" not in page and "<i>" not in page
+    assert "&lt;script&gt;alert(&#x27;hi&#x27;)&lt;/script&gt; 用户喜欢茶" in page
+    assert "我&lt;喜欢&gt;什么？" in page
+    assert "用户 &amp; 朋友" in page
+    assert "«你喜欢茶 &lt;i&gt;[1]&lt;/i&gt;»" in page
+    for _, fate in trace.fates():
+        assert f"<b>{fate.replace('>', '&gt;')}</b>" in page
+    assert "[1] -&gt; message 1 (user)" in page and "dropped: below min_score" in page
+    assert "timings" not in page
+    # the message sent to the model holds the defanged memory, not a live tag
+    assert "＜script＞" in trace.messages[1]["content"]
+
+
+def test_quote() -> None:
+    assert quote("好的") == "«好的»"
+    assert quote("a «b» c") == "«a ‹b› c»"
+    assert quote("") == "«»"
+
+
+# -- grounding ---------------------------------------------------------------------------------
+def grounded(answer: str, placed_texts: Sequence[str]) -> Grounding:
+    hits = [Hit(t, 0.9, t, {}) for t in placed_texts]
+    assembly = assemble("问题", hits, Policy(top_k=5, budget_chars=None))
+    return check_grounding(Trace("问题", "program", hits, assembly, say(answer)), FACTS)
+
+
+def test_grounding_used_the_memory() -> None:
+    g = grounded("你在戒咖啡 [1]，晚上别喝了。", [COFFEE])
+    assert g == Grounding(["咖啡"], [], False, [1])
+    assert g.verdict == "used the memory"
+
+
+def test_grounding_invented_a_fact() -> None:
+    g = grounded("张三，你在戒咖啡。", [COFFEE])
+    assert g.used_memory == ["咖啡"] and g.invented == ["张三"]
+    assert g.verdict == "invented facts about the user"  # even though it used one too
+    g = grounded("你是后端工程师吧？", [])
+    assert g.invented == ["后端", "工程师"] and g.verdict == "invented facts about the user"
+
+
+@pytest.mark.parametrize("answer", [
+    "我不知道你的饮食习惯。", "我不清楚。", "记忆里没有相关信息。",
+    "I don't know what you like.", "I don’t know.", "Sorry, I do not know.",
+    "You haven't told me that.", "You haven’t mentioned it.", "I DON'T KNOW",
+])
+def test_grounding_admits_unknown(answer: str) -> None:
+    g = grounded(answer, [])
+    assert g.admits_unknown and g.used_memory == [] and g.invented == []
+    assert g.verdict == "admitted it does not know"
+
+
+def test_grounding_answered_without_facts() -> None:
+    g = grounded("多喝水，少吃油腻。", [COFFEE])
+    assert g == Grounding([], [], False, [])
+    assert g.verdict == "answered without the user's facts"
+
+
+def test_grounding_is_case_insensitive_and_reads_citations() -> None:
+    g = grounded("ALICE, see [2] and [1][2]; not [x].", [ALICE])
+    assert g.used_memory == ["Alice"] and g.cites == [1, 2]
+    assert g.verdict == "used the memory"
+
+
+def test_grounding_of_real_traces(memory: SemanticMemory) -> None:
+    with_memory = MemoryAgent(memory, ScriptedLLM(say("你在戒咖啡 [1]。"))).ask(COFFEE_Q)
+    assert check_grounding(with_memory, FACTS).verdict == "used the memory"
+    control = MemoryAgent(memory, ScriptedLLM(say("你在戒咖啡。"))).ask(COFFEE_Q, trigger="none")
+    assert check_grounding(control, FACTS).invented == ["咖啡"]
+    no_hit = MemoryAgent(memory, ScriptedLLM(say("我不知道。"))).ask(WEATHER_Q)
+    assert check_grounding(no_hit, FACTS).verdict == "admitted it does not know"
+    tool = MemoryAgent(memory, ScriptedLLM(say("", recall("咖啡")), say("别喝咖啡 [1]"))).ask(
+        COFFEE_Q, trigger="model")
+    assert check_grounding(tool, FACTS) == Grounding(["咖啡"], [], False, [1])
