@@ -100,17 +100,25 @@ def test_every_sanitizer_rule_is_explained(name: str) -> None:
 
 
 def test_model_text_sanitizer_masks_only_quoted_model_words() -> None:
-    import configparser
+    from nbval.plugin import get_sanitize_patterns
 
     from gya_memory.agent import quote
 
-    cfg = configparser.ConfigParser()
-    cfg.read(ROOT / "tests" / "nbval_sanitize_model.cfg", encoding="utf-8")
-    rule = cfg["model text"]
+    text = (ROOT / "tests" / "nbval_sanitize_model.cfg").read_text(encoding="utf-8")
+    rules = get_sanitize_patterns(text)
+
+    def sanitize(shown: str) -> str:
+        for regex, replace in rules:
+            shown = re.sub(regex, replace, shown)
+        return shown
+
     answer = quote("你最近在戒咖啡，\n少喝点。")
     shown = f"0.892 最近在戒咖啡 -> [1]\nanswer: {answer} done"
-    masked = re.sub(rule["regex"], rule["replace"], shown)
-    assert masked == "0.892 最近在戒咖啡 -> [1]\nanswer: «MODEL TEXT» done"
+    assert sanitize(shown) == "0.892 最近在戒咖啡 -> [1]\nanswer: «MODEL TEXT» done"
+    # a table padded to the widest answer compares equal whatever the answer's length
+    short = f"  a    {quote('好')}\n  b    {quote('可以')}"
+    wide = f"  a           {quote('好的，没问题，完全可以')}\n  b           {quote('可以')}"
+    assert sanitize(short) == sanitize(wide)
 
 
 def test_reference_cpu_is_recorded() -> None:
