@@ -110,6 +110,9 @@ class Trace:
     def __str__(self) -> str:
         return self.to_text()
 
+    def __repr__(self) -> str:  # the text form a notebook shows next to the HTML table
+        return self.to_text(show_messages=False)
+
     def _repr_html_(self) -> str:
         esc = html.escape
         rows = [f"<tr><th>question</th><td>{esc(self.question)}</td></tr>",
@@ -237,11 +240,14 @@ class Grounding:
     invented: list[str]  # key terms of facts about the user that it was NOT given
     admits_unknown: bool
     cites: list[int]  # [n] references to the memory block
+    off_topic: list[str] = field(default_factory=list)  # used terms of memories that don't answer
 
     @property
     def verdict(self) -> str:
         if self.invented:
             return "invented facts about the user"
+        if self.off_topic and self.off_topic == self.used_memory:
+            return "built on a memory that does not answer"
         if self.used_memory:
             return "used the memory"
         if self.admits_unknown:
@@ -249,19 +255,25 @@ class Grounding:
         return "answered without the user's facts"
 
 
-def check_grounding(trace: Trace, facts: dict[str, Sequence[str]]) -> Grounding:
+def check_grounding(trace: Trace, facts: dict[str, Sequence[str]],
+                    relevant: Sequence[str] | None = None) -> Grounding:
     """Judge ``trace.answer`` against the user's real facts.
 
     ``facts`` maps each memory text to its key terms (e.g. ``{"最近在戒咖啡，想少喝一点":
     ["咖啡"]}``). A key term in the answer counts as *used* when its memory was in the
     context, and as *invented* when it was not (the model can only have guessed it).
+    ``relevant``, if given, lists the memories that actually answer the question: an answer
+    resting only on other memories is *off topic*. Words a rule has no term for (an invented
+    name, a paraphrase) are invisible to it: read the answer too.
     """
     given = {p.hit.text for p in trace.assembly.placed}
     answer = trace.answer.lower()
-    used, invented = [], []
+    used, invented, off_topic = [], [], []
     for memory, terms in facts.items():
         for term in terms:
             if term.lower() in answer:
                 (used if memory in given else invented).append(term)
+                if memory in given and relevant is not None and memory not in relevant:
+                    off_topic.append(term)
     cites = sorted({int(n) for n in re.findall(r"\[(\d+)\]", trace.answer)})
-    return Grounding(used, invented, bool(_ADMITS.search(trace.answer)), cites)
+    return Grounding(used, invented, bool(_ADMITS.search(trace.answer)), cites, off_topic)

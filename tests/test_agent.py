@@ -453,3 +453,19 @@ def test_grounding_of_real_traces(memory: SemanticMemory) -> None:
     tool = MemoryAgent(memory, ScriptedLLM(say("", recall("咖啡")), say("别喝咖啡 [1]"))).ask(
         COFFEE_Q, trigger="model")
     assert check_grounding(tool, FACTS) == Grounding(["咖啡"], [], False, [1])
+
+
+def test_grounding_flags_an_answer_built_on_memories_that_do_not_answer() -> None:
+    from gya_memory.agent import Trace, check_grounding
+    from gya_memory.context import Policy, assemble
+    from gya_memory.llm import Reply
+    from gya_memory.semantic import Hit
+
+    hits = [Hit("a", 0.89, "用户是一名后端工程师", {}), Hit("b", 0.88, "用户的博客主要写 AI Agent", {})]
+    assembly = assemble("用户去过哪里？", hits, Policy())
+    trace = Trace("用户去过哪里？", "program", hits, assembly, Reply("用户去过博客。", "m", 1, 1))
+    facts = {"用户是一名后端工程师": ["后端"], "用户的博客主要写 AI Agent": ["博客"]}
+    g = check_grounding(trace, facts, relevant=[])
+    assert g.off_topic == ["博客"] and g.verdict == "built on a memory that does not answer"
+    assert check_grounding(trace, facts).verdict == "used the memory"
+    assert "«用户去过博客。»" in repr(trace) and "messages:" not in repr(trace)
