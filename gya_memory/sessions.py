@@ -1,0 +1,672 @@
+"""Session search (会话搜索): every conversation's raw messages in SQLite, found with FTS5.
+
+This is the episodic layer the way Hermes Agent builds it (``session_search``): each
+message of each session is stored as it was said, and a search returns the actual
+messages, with no summary and no truncation of what is stored. Memory files hold the
+few key facts that are always in context; session search answers on-demand questions
+like "did we talk about decaf last week?" (我们上周聊过低因咖啡吗？).
+
+A :class:`SearchHit` is one matching message with its session id and time, a snippet of
+about 50 characters with the matched text between ``«`` and ``»`` (``…`` where the snippet
+cuts the message; FTS5's ``snippet()`` for indexed terms, the same format built in Python
+for short terms), a score, and up to ``context`` messages before and after it *in the same
+session*.
+
+Chinese needs care. FTS5's default ``unicode61`` tokenizer splits on spaces and
+punctuation, so a run of Chinese characters is one token: ``我最近在戒咖啡`` is a single
+token and the query ``咖啡`` finds nothing. The index here uses the ``trigram`` tokenizer
+(SQLite 3.34+): every run of three characters is a token, so any substring of three or
+more characters is found through the index, in any language. A trigram index cannot
+answer a one- or two-character query (咖啡, 戒), so such terms fall back to
+``content LIKE '%term%'`` over the user's own rows.
+
+How a query is read (there is no query syntax: every term is literal text):
+
+1. The query is split into terms at whitespace, at full-width punctuation (，。？！「」…)
+   and where Chinese (or Japanese/Korean) characters meet other characters, so
+   ``咖啡 decaf``, ``Qdrant报错`` and ``Qdrant 报错`` give two terms each.
+2. A term of three or more characters goes into the FTS5 ``MATCH`` as a quoted phrase
+   (``"..."``, inner quotes doubled), so ``AND``, ``OR``, ``NOT``, ``NEAR``, ``*``, ``-``,
+   ``:``, ``^`` and parentheses are plain text, never FTS5 syntax.
+3. A term of one or two characters becomes ``content LIKE ? ESCAPE '\\'`` with ``%``,
+   ``_`` and ``\\`` escaped, so they match literally.
+4. A message must contain every term (AND). With at least one FTS term the hits are
+   ordered by BM25 (``score`` is ``-bm25()``: higher is better); with only short terms
+   they are ordered newest first and ``score`` is 0.0.
+
+Matching ignores the case of ASCII letters on both paths (SQL ``LIKE`` folds only ASCII;
+the trigram tokenizer also folds other alphabets, so ``É`` finds ``é`` only through the
+index). Search is always scoped to the store's ``user_id``.
+
+Storage and the index. The ``messages`` table holds the rows; ``messages_fts`` is an
+*external-content* FTS5 table over ``messages.content`` (``content='messages'``,
+``content_rowid='id'``), so the text is stored once and the index refers to it by id.
+Three triggers keep the index in step with the table inside the same transaction as
+the write (insert, delete, update of ``content``), also for rows changed with raw SQL.
+
+Durability is that of :mod:`gya_memory.episodic`: WAL mode with ``synchronous=FULL``,
+every write a ``BEGIN IMMEDIATE`` transaction that is on disk when the call returns, a
+busy timeout for writers in other processes, and ``MEMORY_SQLITE_UNSAFE_NO_JOURNAL=1``
+for sandboxes that forbid the journal. :meth:`SessionStore.forget` removes messages from
+the table and the index; like any SQLite delete, the bytes may linger in free pages (and
+FTS5 segments) until they are reused or the file is ``VACUUM``-ed.
+
+Size limits (characters): message content 20,000, query 1,000 (at most 16 terms),
+session id and user id 128.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sqlite3
+import unicodedata
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock, system_clock
+from .config import get_settings
+from .episodic import UnsafeJournalWarning, escape_like
+
+ROLES = ("system", "user", "assistant", "tool")
+MAX_CONTENT_CHARS = 20_000
+MAX_ID_CHARS = 128
+MAX_QUERY_CHARS = 1_000
+MAX_QUERY_TERMS = 16
+MAX_LIMIT = 100
+MAX_CONTEXT = 20
+BUSY_TIMEOUT_S = 30.0
+DEFAULT_USER = "default"
+DEFAULT_DB_NAME = "sessions.sqlite3"
+MIN_SQLITE = (3, 34, 0)  # the trigram tokenizer
+TRIGRAM = 3  # terms this long or longer use the index
+
+SNIPPET_OPEN = "«"
+SNIPPET_CLOSE = "»"
+SNIPPET_ELLIPSIS = "…"
+SNIPPET_TOKENS = 48  # FTS5 snippet() window (64 at most); with trigrams one token ~ one character
+SNIPPET_CHARS = SNIPPET_TOKENS + TRIGRAM - 1  # the same width for LIKE-only hits
+
+_SCHEMA = f"""
+BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS messages (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after forget()
+    user_id    TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,   -- 1, 2, 3 ... within the session
+    role       TEXT NOT NULL CHECK (role IN ({", ".join(f"'{r}'" for r in ROLES)})),
+    content    TEXT NOT NULL,      -- the message exactly as it was stored
+    created_at TEXT NOT NULL       -- ISO 8601 with a UTC offset
+);
+-- A session's transcript and the messages around a hit.
+CREATE UNIQUE INDEX IF NOT EXISTS messages_user_session_seq
+    ON messages(user_id, session_id, seq);
+-- One user's rows in id order (the rowid is the index's last key): the LIKE fallback
+-- reads them newest first and stops after `limit` hits.
+CREATE INDEX IF NOT EXISTS messages_user ON messages(user_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+    content, content='messages', content_rowid='id', tokenize='trigram'
+);
+CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+COMMIT;
+"""
+_COLUMNS = "id, user_id, session_id, seq, role, content, created_at"
+_M_COLUMNS = ", ".join(f"m.{c}" for c in _COLUMNS.split(", "))
+
+# CJK ideographs (basic, extension A, compatibility), kana and hangul: written without
+# spaces, so a query is also cut where they meet other characters.
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_SCRIPT_RUN_RE = re.compile(rf"[{_CJK}]+|[^{_CJK}]+")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_MARKED_RE = re.compile(f"({re.escape(SNIPPET_OPEN)}[^{SNIPPET_CLOSE}]*{re.escape(SNIPPET_CLOSE)})")
+
+
+class FTS5Unavailable(RuntimeError):
+    """This Python's SQLite has no FTS5, or no trigram tokenizer (needs SQLite 3.34+)."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One stored message, exactly as it was said."""
+
+    id: int
+    user_id: str
+    session_id: str
+    seq: int
+    role: str
+    content: str
+    created_at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One matching message, with the messages around it in its session.
+
+    ``snippet`` is part of the message with each match between ``«`` and ``»`` and ``…``
+    where it was cut; ``score`` is ``-bm25()`` (higher is better) when the query had a
+    term of three or more characters, else 0.0; ``before`` and ``after`` hold up to
+    ``context`` messages of the same session, in order.
+    """
+
+    message: Message
+    snippet: str
+    score: float
+    before: list[Message] = field(default_factory=list)
+    after: list[Message] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        return self.message.session_id
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def as_text(self) -> str:
+        """The hit as a small transcript, ready to put into a prompt: the matching
+        message is marked with ``>``."""
+        m = self.message
+        lines = [f"[session {m.session_id}, {m.created_at}]"]
+        for msg in (*self.before, m, *self.after):
+            mark = ">" if msg.id == m.id else " "
+            lines.append(f"{mark} {msg.role}: {msg.content}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One session of the user: when it started and ended, and how many messages it has."""
+
+    session_id: str
+    started_at: str
+    ended_at: str
+    messages: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- checks ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _probe_trigram(version: str) -> str | None:
+    """None if an FTS5 table with the trigram tokenizer can be made, else SQLite's error."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE probe USING fts5(x, tokenize='trigram')")
+    except sqlite3.Error as exc:
+        return str(exc)
+    finally:
+        conn.close()
+    return None
+
+
+def check_fts5_trigram() -> None:
+    """Raise :class:`FTS5Unavailable` unless SQLite has FTS5 with the trigram tokenizer."""
+    version = sqlite3.sqlite_version
+    if tuple(sqlite3.sqlite_version_info) < MIN_SQLITE:
+        raise FTS5Unavailable(
+            f"session search needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer for FTS5's "
+            f"trigram tokenizer; this Python uses SQLite {version}. Use a newer Python build "
+            "(or the pysqlite3-binary package)."
+        )
+    error = _probe_trigram(version)
+    if error is not None:
+        raise FTS5Unavailable(
+            f"this Python's SQLite {version} cannot create an FTS5 table with "
+            f"tokenize='trigram' ({error}); it was built without FTS5. Use a Python whose "
+            "SQLite has FTS5 (the python.org and most Linux builds do)."
+        )
+
+
+def _check_id(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {type(value).__name__}: {value!r}")
+    if not value.strip():
+        raise ValueError(f"{name} is empty; give it some text")
+    if len(value) > MAX_ID_CHARS:
+        raise ValueError(f"{name} is {len(value):,} characters; the limit is {MAX_ID_CHARS:,}")
+    return value.strip()
+
+
+def _check_content(value: object) -> str:
+    """Stored as given (not stripped): these are the raw messages."""
+    if not isinstance(value, str):
+        raise ValueError(f"content must be a string, got {type(value).__name__}: {value!r:.80}")
+    if not value.strip():
+        raise ValueError("content is empty; a stored message needs some text")
+    if len(value) > MAX_CONTENT_CHARS:
+        raise ValueError(
+            f"content is {len(value):,} characters; the limit is {MAX_CONTENT_CHARS:,}"
+        )
+    if "\x00" in value:
+        raise ValueError("content contains a NUL character (\\x00); SQLite's text "
+                         "functions stop at it, so it cannot be searched")
+    return value
+
+
+def _check_role(value: object) -> str:
+    if value not in ROLES or not isinstance(value, str):
+        raise ValueError(f"role must be one of {', '.join(ROLES)}; got {value!r}")
+    return value
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an int from {low} to {high}, got {value!r}")
+    return value
+
+
+def _is_separator(ch: str) -> bool:
+    """Whitespace, and punctuation outside ASCII (，。、？！「」《》…): ASCII punctuation
+    stays part of a term so that ``50%``, ``my_notes.txt`` and ``C++`` are searchable."""
+    return ch.isspace() or (ord(ch) > 127 and unicodedata.category(ch).startswith("P"))
+
+
+def query_terms(query: object) -> list[str]:
+    """The literal terms a query is split into (see the module docstring).
+
+    >>> query_terms("咖啡 decaf")
+    ['咖啡', 'decaf']
+    >>> query_terms("Qdrant报错了？")
+    ['Qdrant', '报错了']
+    >>> query_terms('"50%" OR NEAR(x)')
+    ['"50%"', 'OR', 'NEAR(x)']
+    """
+    if not isinstance(query, str):
+        raise ValueError(f"query must be a string, got {type(query).__name__}: {query!r}")
+    if not query.strip():
+        raise ValueError("query is empty; give it some words to look for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
+    if "\x00" in query:
+        raise ValueError("query contains a NUL character (\\x00)")
+    cleaned = "".join(" " if _is_separator(ch) else ch for ch in query)
+    terms: list[str] = []
+    seen: set[str] = set()
+    for piece in cleaned.split():
+        for term in _SCRIPT_RUN_RE.findall(piece):
+            key = term.translate(_ASCII_LOWER)
+            if key not in seen:
+                seen.add(key)
+                terms.append(term)
+    if not terms:
+        raise ValueError(f"query {query!r} has no search terms, only punctuation")
+    if len(terms) > MAX_QUERY_TERMS:
+        raise ValueError(f"query has {len(terms)} terms; the limit is {MAX_QUERY_TERMS}")
+    return terms
+
+
+def fts_phrase(term: str) -> str:
+    """A term as an FTS5 phrase: in double quotes, inner quotes doubled. Inside a
+    phrase nothing is syntax, so user input cannot make MATCH fail."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the terms occur in text (ASCII case folded, like LIKE), overlaps merged."""
+    folded = text.translate(_ASCII_LOWER)
+    found = []
+    for term in terms:
+        t = term.translate(_ASCII_LOWER)
+        start = folded.find(t)
+        while start != -1:
+            found.append((start, start + len(t)))
+            start = folded.find(t, start + 1)
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(found):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _mark(text: str, spans: Sequence[tuple[int, int]], lo: int = 0, hi: int | None = None) -> str:
+    hi = len(text) if hi is None else hi
+    out, pos = [], lo
+    for a, b in spans:
+        a, b = max(a, lo), min(b, hi)
+        if a >= b:
+            continue
+        out += [text[pos:a], SNIPPET_OPEN, text[a:b], SNIPPET_CLOSE]
+        pos = b
+    out.append(text[pos:hi])
+    return "".join(out)
+
+
+def like_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) -> str:
+    """A snippet for a LIKE hit: about ``width`` characters around the first match, every
+    match in it between « and », … where the message was cut."""
+    spans = _spans(text, terms)
+    first = spans[0][0] if spans else 0
+    lo = max(0, first - width // 4)
+    hi = min(len(text), lo + width)
+    lo = max(0, min(lo, hi - width))
+    return ((SNIPPET_ELLIPSIS if lo > 0 else "") + _mark(text, spans, lo, hi)
+            + (SNIPPET_ELLIPSIS if hi < len(text) else ""))
+
+
+def _mark_outside(snippet: str, terms: Sequence[str]) -> str:
+    """Mark short terms in an FTS5 snippet, leaving its «...» parts alone."""
+    if not terms:
+        return snippet
+    parts = _MARKED_RE.split(snippet)
+    return "".join(p if i % 2 else _mark(p, _spans(p, terms)) for i, p in enumerate(parts))
+
+
+def default_path() -> Path:
+    """Where sessions live when no path is given: ``$GYA_DATA_DIR/sessions.sqlite3``."""
+    return get_settings().data_dir / DEFAULT_DB_NAME
+
+
+class SessionStore:
+    """Every session's raw messages in one SQLite file, seen as one user.
+
+    >>> store = SessionStore(":memory:", user_id="user-001")
+    >>> _ = store.add_session("s1", [
+    ...     {"role": "user", "content": "我最近在戒咖啡，想少喝一点"},
+    ...     {"role": "assistant", "content": "好的，可以试试低因咖啡。"},
+    ... ])
+    >>> [(h.message.seq, h.snippet) for h in store.search("咖啡", context=0)]
+    [(2, '好的，可以试试低因«咖啡»。'), (1, '我最近在戒«咖啡»，想少喝一点')]
+    >>> hit = store.search("低因咖啡")[0]
+    >>> hit.snippet, [m.content for m in hit.before]
+    ('好的，可以试试«低因咖啡»。', ['我最近在戒咖啡，想少喝一点'])
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        user_id: str = DEFAULT_USER,
+        clock: Clock = system_clock,
+        unsafe_no_journal: bool | None = None,
+    ) -> None:
+        check_fts5_trigram()
+        self.user_id = _check_id("user_id", user_id)
+        self.clock = clock
+        if path is None:
+            path = default_path()
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if unsafe_no_journal is None:
+            unsafe_no_journal = get_settings().unsafe_no_journal
+        self.unsafe_no_journal = unsafe_no_journal
+        # isolation_level=None: we open every write transaction ourselves (BEGIN IMMEDIATE).
+        self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            self._configure()
+            self.conn.executescript(_SCHEMA)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    # -- set-up -----------------------------------------------------------------------
+    def _configure(self) -> None:
+        self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if self.unsafe_no_journal:
+            warnings.warn(
+                "MEMORY_SQLITE_UNSAFE_NO_JOURNAL is on: SQLite's journal is OFF for "
+                f"{self.path}. A crash or kill during a write can corrupt the database and "
+                "lose every session in it. Use this only in a throw-away sandbox.",
+                UnsafeJournalWarning,
+                stacklevel=3,
+            )
+            self.conn.execute("PRAGMA journal_mode = OFF")
+            self.conn.execute("PRAGMA synchronous = OFF")
+        else:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = FULL")
+
+    def schema(self) -> str:
+        """The SQL that defines the table, its indexes, the FTS5 index and its triggers."""
+        rows = self.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND"
+            " (tbl_name = 'messages' OR name = 'messages_fts') ORDER BY rowid"
+        )
+        return ";\n\n".join(sql for (sql,) in rows) + ";"
+
+    @property
+    def journal_mode(self) -> str:
+        """What SQLite reports: ``wal`` normally, ``memory`` for ``:memory:``, ``off`` if unsafe."""
+        return str(self.conn.execute("PRAGMA journal_mode").fetchone()[0])
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- writing ----------------------------------------------------------------------
+    def _now(self) -> str:
+        now = self.clock()
+        if now.tzinfo is None or now.utcoffset() is None:
+            raise ValueError("the clock returned a naive datetime; give it a time zone")
+        return now.isoformat()
+
+    @staticmethod
+    def _check_messages(messages: object) -> list[tuple[str, str]]:
+        """Every message checked before anything is written: ``[(role, content), ...]``."""
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+            raise ValueError("messages must be a list of {'role': ..., 'content': ...} dicts, "
+                             f"got {type(messages).__name__}")
+        checked = []
+        for i, msg in enumerate(messages):
+            if not isinstance(msg, Mapping):
+                raise ValueError(
+                    f"message {i} must be a dict with role and content, got {msg!r:.80}")
+            extra = sorted(set(msg) - {"role", "content"})
+            if extra:
+                raise ValueError(f"message {i} has keys other than role and content: {extra}; "
+                                 "only role and content are stored")
+            if "role" not in msg or "content" not in msg:
+                raise ValueError(f"message {i} needs both 'role' and 'content', got {sorted(msg)}")
+            try:
+                checked.append((_check_role(msg["role"]), _check_content(msg["content"])))
+            except ValueError as exc:
+                raise ValueError(f"message {i}: {exc}") from None
+        if not checked:
+            raise ValueError("messages is empty; a session needs at least one message")
+        return checked
+
+    def _insert(self, conn: sqlite3.Connection, session_id: str,
+                checked: Sequence[tuple[str, str]]) -> list[Message]:
+        """Append checked messages to a session; the caller holds the write transaction."""
+        (last,) = conn.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE user_id = ? AND session_id = ?",
+            (self.user_id, session_id),
+        ).fetchone()
+        stored = []
+        for seq, (role, content) in enumerate(checked, start=last + 1):
+            created_at = self._now()
+            cur = conn.execute(
+                "INSERT INTO messages(user_id, session_id, seq, role, content, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (self.user_id, session_id, seq, role, content, created_at),
+            )
+            assert cur.lastrowid is not None
+            stored.append(Message(cur.lastrowid, self.user_id, session_id, seq, role, content,
+                                  created_at))
+        return stored
+
+    def add_message(self, session_id: str, role: str, content: str) -> Message:
+        """Append one message to a session (a new session starts at its first message)."""
+        return self.add_session(session_id, [{"role": role, "content": content}])[0]
+
+    def add_session(self, session_id: str, messages: Iterable[Mapping[str, str]]) -> list[Message]:
+        """Append ``[{"role": ..., "content": ...}, ...]`` to a session in one transaction.
+
+        Roles are system, user, assistant and tool. Every message is checked first: one
+        bad message writes none. If the session exists, the messages are appended to it.
+        """
+        session_id = _check_id("session_id", session_id)
+        checked = self._check_messages(messages)
+        with self._write() as conn:
+            return self._insert(conn, session_id, checked)
+
+    # -- reading ----------------------------------------------------------------------
+    def session(self, session_id: str) -> list[Message]:
+        """The raw transcript of one session, in order. An unknown session is an error."""
+        session_id = self._known_session(session_id)
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM messages WHERE user_id = ? AND session_id = ? ORDER BY seq",
+            (self.user_id, session_id),
+        )
+        return [Message(*row) for row in rows]
+
+    def sessions(self) -> list[SessionInfo]:
+        """Each session of this user, in the order they started."""
+        rows = self.conn.execute(
+            "SELECT s.session_id, f.created_at, l.created_at, s.n FROM ("
+            "  SELECT session_id, MIN(id) AS first, MAX(id) AS last, COUNT(*) AS n"
+            "  FROM messages WHERE user_id = ? GROUP BY session_id"
+            ") AS s JOIN messages AS f ON f.id = s.first JOIN messages AS l ON l.id = s.last"
+            " ORDER BY s.first",
+            (self.user_id,),
+        )
+        return [SessionInfo(*row) for row in rows]
+
+    def __len__(self) -> int:
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE user_id = ?", (self.user_id,)
+        ).fetchone()[0])
+
+    # -- search -----------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        context: int = 2,
+        session_id: str | None = None,
+    ) -> list[SearchHit]:
+        """Messages of this user that contain every term of ``query`` (see the module
+        docstring), best first, at most ``limit``, each with up to ``context`` messages
+        before and after it from its session. ``session_id`` searches one session only."""
+        terms = query_terms(query)
+        limit = _check_int("limit", limit, 1, MAX_LIMIT)
+        context = _check_int("context", context, 0, MAX_CONTEXT)
+        if session_id is not None:
+            session_id = self._known_session(session_id)
+        long_terms = [t for t in terms if len(t) >= TRIGRAM]
+        short_terms = [t for t in terms if len(t) < TRIGRAM]
+
+        where, params = ["m.user_id = ?"], [self.user_id]
+        if session_id is not None:
+            where.append("m.session_id = ?")
+            params.append(session_id)
+        for term in short_terms:
+            where.append("m.content LIKE ? ESCAPE '\\'")
+            params.append(f"%{escape_like(term)}%")
+
+        hits: list[tuple[Message, str, float]] = []
+        if long_terms:
+            match = " ".join(fts_phrase(t) for t in long_terms)
+            # CROSS JOIN keeps FTS5 as the outer loop: one MATCH, then a rowid lookup
+            # per candidate; the other order would run the MATCH once per user row.
+            rows = self.conn.execute(
+                f"SELECT {_M_COLUMNS}, bm25(messages_fts) AS rank"
+                " FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid"
+                f" WHERE messages_fts MATCH ? AND {' AND '.join(where)}"
+                " ORDER BY rank, m.id DESC LIMIT ?",
+                (match, *params, limit),
+            ).fetchall()
+            for *cols, rank in rows:
+                msg = Message(*cols)
+                (snippet,) = self.conn.execute(
+                    "SELECT snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts"
+                    " WHERE messages_fts MATCH ? AND rowid = ?",
+                    (SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, SNIPPET_TOKENS, match, msg.id),
+                ).fetchone()
+                hits.append((msg, _mark_outside(snippet, short_terms), -float(rank)))
+        else:
+            # Newest first through an index of this user's rows, stopping at `limit`.
+            index = "messages_user_session_seq" if session_id is not None else "messages_user"
+            rows = self.conn.execute(
+                f"SELECT {_M_COLUMNS} FROM messages AS m INDEXED BY {index}"
+                f" WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?",
+                (*params, limit),
+            ).fetchall()
+            hits = [(Message(*row), like_snippet(row[5], short_terms), 0.0) for row in rows]
+        return [SearchHit(msg, snippet, score, *self._around(msg, context))
+                for msg, snippet, score in hits]
+
+    def _around(self, msg: Message, context: int) -> tuple[list[Message], list[Message]]:
+        if context == 0:
+            return [], []
+        key = (self.user_id, msg.session_id, msg.seq, context)
+        before = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM messages WHERE user_id = ? AND session_id = ? AND seq < ?"
+            " ORDER BY seq DESC LIMIT ?", key,
+        ).fetchall()
+        after = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM messages WHERE user_id = ? AND session_id = ? AND seq > ?"
+            " ORDER BY seq LIMIT ?", key,
+        ).fetchall()
+        return [Message(*r) for r in reversed(before)], [Message(*r) for r in after]
+
+    # -- forgetting ---------------------------------------------------------------------
+    def forget(self, *, session_id: str | None = None, everything: bool = False) -> int:
+        """Delete one session, or (``everything=True``) every session of this user, from
+        the table and the search index. Give exactly one. Returns the messages deleted;
+        other users' messages are never touched."""
+        if (session_id is not None) + bool(everything) != 1:
+            raise ValueError("forget() takes exactly one of session_id= or everything=True")
+        if session_id is not None:
+            where, params = "AND session_id = ?", (self._known_session(session_id),)
+        else:
+            where, params = "", ()
+        with self._write() as conn:
+            cur = conn.execute(f"DELETE FROM messages WHERE user_id = ? {where}",
+                               (self.user_id, *params))
+        return cur.rowcount
+
+    # -- helpers --------------------------------------------------------------------------
+    def _known_session(self, session_id: object) -> str:
+        session_id = _check_id("session_id", session_id)
+        exists = self.conn.execute(
+            "SELECT 1 FROM messages WHERE user_id = ? AND session_id = ? LIMIT 1",
+            (self.user_id, session_id),
+        ).fetchone()
+        if exists is None:
+            known = [s.session_id for s in self.sessions()]
+            listed = ", ".join(known[:10])
+            if len(known) > 10:
+                listed += f" and {len(known) - 10} more"
+            raise ValueError(f"unknown session {session_id!r} for user {self.user_id!r} "
+                             f"(known: {listed or 'none yet'})")
+        return session_id
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        name = self.path if self.path == ":memory:" else Path(self.path).name
+        return f"SessionStore({name!r}, user_id={self.user_id!r})"
