@@ -48,7 +48,6 @@ import threading
 import unicodedata
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit

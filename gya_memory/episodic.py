@@ -22,12 +22,9 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
-import warnings
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 from .checks import check_text as _check_text
 from .clock import Clock, system_clock
 from .config import get_settings
+from .storage import SQLiteStore
+from .storage import UnsafeJournalWarning as UnsafeJournalWarning  # re-exported
 
 if TYPE_CHECKING:  # pandas is imported only when a table is asked for
     import pandas as pd
@@ -42,7 +41,6 @@ if TYPE_CHECKING:  # pandas is imported only when a table is asked for
 MAX_SUBJECT_CHARS = 100
 MAX_FACT_CHARS = 2000
 MAX_ID_CHARS = 128
-BUSY_TIMEOUT_S = 30.0
 DEFAULT_USER = "default"
 DEFAULT_DB_NAME = "episodic.sqlite3"
 
@@ -59,10 +57,6 @@ CREATE INDEX IF NOT EXISTS facts_user_subject ON facts(user_id, subject);
 CREATE INDEX IF NOT EXISTS facts_user_session ON facts(user_id, session_id);
 """
 _COLUMNS = "id, user_id, subject, fact, session_id, created_at"
-
-
-class UnsafeJournalWarning(RuntimeWarning):
-    """SQLite's journal is off: a crash during a write can corrupt the database."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +84,7 @@ def default_path() -> Path:
     return get_settings().data_dir / DEFAULT_DB_NAME
 
 
-class EpisodicMemory:
+class EpisodicMemory(SQLiteStore):
     """The facts table of one SQLite file, seen as one user.
 
     >>> mem = EpisodicMemory(":memory:", user_id="user-001")
@@ -99,6 +93,9 @@ class EpisodicMemory:
     >>> [f.fact for f in mem.search("咖啡")]
     ['最近在戒咖啡，想少喝一点']
     """
+
+    schema_sql = _SCHEMA
+    contents = "memory"
 
     def __init__(
         self,
@@ -110,40 +107,9 @@ class EpisodicMemory:
     ) -> None:
         self.user_id = _check_text("user_id", user_id, MAX_ID_CHARS)
         self.clock = clock
-        if path is None:
-            path = default_path()
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        if unsafe_no_journal is None:
-            unsafe_no_journal = get_settings().unsafe_no_journal
-        self.unsafe_no_journal = unsafe_no_journal
-        # isolation_level=None: we open every write transaction ourselves (BEGIN IMMEDIATE).
-        self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        try:
-            self._configure()
-            self.conn.executescript(_SCHEMA)
-        except BaseException:
-            self.conn.close()
-            raise
+        self._open(default_path() if path is None else path, unsafe_no_journal)
 
     # -- set-up -----------------------------------------------------------------------
-    def _configure(self) -> None:
-        self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if self.unsafe_no_journal:
-            warnings.warn(
-                "MEMORY_SQLITE_UNSAFE_NO_JOURNAL is on: SQLite's journal is OFF for "
-                f"{self.path}. A crash or kill during a write can corrupt the database and "
-                "lose every memory in it. Use this only in a throw-away sandbox.",
-                UnsafeJournalWarning,
-                stacklevel=3,
-            )
-            self.conn.execute("PRAGMA journal_mode = OFF")
-            self.conn.execute("PRAGMA synchronous = OFF")
-        else:
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = FULL")
-
     def schema(self) -> str:
         """The SQL that defines the facts table and its indexes, as SQLite stores it."""
         rows = self.conn.execute(
@@ -151,28 +117,7 @@ class EpisodicMemory:
         )
         return ";\n\n".join(sql for (sql,) in rows) + ";"
 
-    @property
-    def journal_mode(self) -> str:
-        """What SQLite reports: ``wal`` normally, ``memory`` for ``:memory:``, ``off`` if unsafe."""
-        return str(self.conn.execute("PRAGMA journal_mode").fetchone()[0])
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
-
     # -- writing ----------------------------------------------------------------------
-    def _now(self) -> str:
-        now = self.clock()
-        if now.tzinfo is None or now.utcoffset() is None:
-            raise ValueError("the clock returned a naive datetime; give it a time zone")
-        return now.isoformat()
-
     def _row(self, subject: object, fact: object, session_id: object) -> tuple[str, str, str]:
         return (
             _check_text("subject", subject, MAX_SUBJECT_CHARS),
@@ -303,18 +248,6 @@ class EpisodicMemory:
             raise ValueError(f"fact_id must be a positive int, got {fact_id!r}")
         return fact_id
 
-    def close(self) -> None:
-        self.conn.close()
-
-    def __enter__(self) -> EpisodicMemory:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        name = self.path if self.path == ":memory:" else Path(self.path).name
-        return f"EpisodicMemory({name!r}, user_id={self.user_id!r})"
 
 
 def as_dataframe(facts: Iterable[Fact]) -> pd.DataFrame:

@@ -62,16 +62,15 @@ import os
 import re
 import sqlite3
 import unicodedata
-import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .clock import Clock, system_clock
 from .config import get_settings
-from .episodic import UnsafeJournalWarning, escape_like
+from .episodic import escape_like
+from .storage import SQLiteStore
 
 ROLES = ("system", "user", "assistant", "tool")
 MAX_CONTENT_CHARS = 20_000
@@ -80,7 +79,6 @@ MAX_QUERY_CHARS = 1_000
 MAX_QUERY_TERMS = 16
 MAX_LIMIT = 100
 MAX_CONTEXT = 20
-BUSY_TIMEOUT_S = 30.0
 DEFAULT_USER = "default"
 DEFAULT_DB_NAME = "sessions.sqlite3"
 MIN_SQLITE = (3, 34, 0)  # the trigram tokenizer
@@ -375,7 +373,7 @@ def default_path() -> Path:
     return get_settings().data_dir / DEFAULT_DB_NAME
 
 
-class SessionStore:
+class SessionStore(SQLiteStore):
     """Every session's raw messages in one SQLite file, seen as one user.
 
     >>> store = SessionStore(":memory:", user_id="user-001")
@@ -390,6 +388,9 @@ class SessionStore:
     ('好的，可以试试«低因咖啡»。', ['我最近在戒咖啡，想少喝一点'])
     """
 
+    schema_sql = _SCHEMA
+    contents = "session"
+
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -401,40 +402,9 @@ class SessionStore:
         check_fts5_trigram()
         self.user_id = _check_id("user_id", user_id)
         self.clock = clock
-        if path is None:
-            path = default_path()
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        if unsafe_no_journal is None:
-            unsafe_no_journal = get_settings().unsafe_no_journal
-        self.unsafe_no_journal = unsafe_no_journal
-        # isolation_level=None: we open every write transaction ourselves (BEGIN IMMEDIATE).
-        self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        try:
-            self._configure()
-            self.conn.executescript(_SCHEMA)
-        except BaseException:
-            self.conn.close()
-            raise
+        self._open(default_path() if path is None else path, unsafe_no_journal)
 
     # -- set-up -----------------------------------------------------------------------
-    def _configure(self) -> None:
-        self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if self.unsafe_no_journal:
-            warnings.warn(
-                "MEMORY_SQLITE_UNSAFE_NO_JOURNAL is on: SQLite's journal is OFF for "
-                f"{self.path}. A crash or kill during a write can corrupt the database and "
-                "lose every session in it. Use this only in a throw-away sandbox.",
-                UnsafeJournalWarning,
-                stacklevel=3,
-            )
-            self.conn.execute("PRAGMA journal_mode = OFF")
-            self.conn.execute("PRAGMA synchronous = OFF")
-        else:
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = FULL")
-
     def schema(self) -> str:
         """The SQL that defines the table, its indexes, the FTS5 index and its triggers."""
         rows = self.conn.execute(
@@ -443,28 +413,7 @@ class SessionStore:
         )
         return ";\n\n".join(sql for (sql,) in rows) + ";"
 
-    @property
-    def journal_mode(self) -> str:
-        """What SQLite reports: ``wal`` normally, ``memory`` for ``:memory:``, ``off`` if unsafe."""
-        return str(self.conn.execute("PRAGMA journal_mode").fetchone()[0])
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
-
     # -- writing ----------------------------------------------------------------------
-    def _now(self) -> str:
-        now = self.clock()
-        if now.tzinfo is None or now.utcoffset() is None:
-            raise ValueError("the clock returned a naive datetime; give it a time zone")
-        return now.isoformat()
-
     @staticmethod
     def _check_messages(messages: object) -> list[tuple[str, str]]:
         """Every message checked before anything is written: ``[(role, content), ...]``."""
@@ -657,16 +606,3 @@ class SessionStore:
             raise ValueError(f"unknown session {session_id!r} for user {self.user_id!r} "
                              f"(known: {listed or 'none yet'})")
         return session_id
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def __enter__(self) -> SessionStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        name = self.path if self.path == ":memory:" else Path(self.path).name
-        return f"SessionStore({name!r}, user_id={self.user_id!r})"
