@@ -41,14 +41,11 @@ Output is a plain-text report on stdout; nothing else is printed.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import random
-import shutil
 import sqlite3
 import sys
-import tempfile
 import textwrap
 import time
 import unicodedata
@@ -57,6 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout
+
+from _shared import percentile, print_footer, workdir  # noqa: E402
 
 from gya_memory.episodic import _COLUMNS, EpisodicMemory  # noqa: E402
 
@@ -171,12 +170,6 @@ class Workload:
 
 
 # -- measuring --------------------------------------------------------------------------
-
-
-def percentile(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted list."""
-    rank = max(1, math.ceil(q * len(sorted_values)))
-    return sorted_values[rank - 1]
 
 
 @dataclass
@@ -348,14 +341,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--queries, --insert-rows and --batch must be positive")
 
     started = time.perf_counter()
-    workdir = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench_episodic_"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    try:
-        run(args, sizes, workdir)
-    finally:
-        if not args.dir:
-            shutil.rmtree(workdir, ignore_errors=True)
-    print(f"\nTotal run time: {time.perf_counter() - started:.1f} s")
+    with workdir(args.dir, "bench_episodic_") as folder:
+        run(args, sizes, folder)
+    print_footer(started)
     return 0
 
 

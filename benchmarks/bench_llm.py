@@ -83,6 +83,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout
 
+from _shared import percentile  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 from gya_memory.agent import MemoryAgent  # noqa: E402
@@ -129,12 +131,6 @@ def version(package: str) -> str:
 
 def loadavg() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted list."""
-    rank = max(1, math.ceil(q * len(sorted_values)))
-    return sorted_values[rank - 1]
 
 
 def ljust(text: str, width: int) -> str:

@@ -53,13 +53,11 @@ import math
 import os
 import platform
 import random
-import resource
 import shutil
 import sys
-import tempfile
 import textwrap
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from importlib import metadata
@@ -67,6 +65,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout
+
+from _shared import percentile, print_footer, workdir  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -207,12 +207,6 @@ def make_memories(seed: int, n: int) -> list[tuple[str, str, str]]:
 
 
 # -- measuring --------------------------------------------------------------------------
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted list."""
-    rank = max(1, math.ceil(q * len(sorted_values)))
-    return sorted_values[rank - 1]
 
 
 @dataclass
@@ -516,19 +510,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--queries, --e2e and --embed-docs must be positive")
 
     started = time.perf_counter()
-    workdir = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench_semantic_"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    try:
-        run(args, sizes, workdir)
-    finally:
-        if not args.dir:
-            shutil.rmtree(workdir, ignore_errors=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    peak_mb = peak / 1e6 if sys.platform == "darwin" else peak * 1024 / 1e6
-    print("\nLoad average at the end (1/5/15 min): "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    print(f"Peak RSS of this process: {peak_mb:,.0f} MB")
-    print(f"Total run time: {time.perf_counter() - started:.1f} s")
+    with workdir(args.dir, "bench_semantic_") as folder:
+        run(args, sizes, folder)
+    print_footer(started)
     return 0
 
 

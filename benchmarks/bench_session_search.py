@@ -47,15 +47,11 @@ Output is a plain-text report on stdout; nothing else is printed.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import random
-import resource
-import shutil
 import sqlite3
 import sys
-import tempfile
 import textwrap
 import time
 import unicodedata
@@ -65,6 +61,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout
+
+from _shared import percentile, print_footer, workdir  # noqa: E402
 
 from gya_memory.clock import CHINA_TZ, FixedClock  # noqa: E402
 from gya_memory.episodic import escape_like  # noqa: E402
@@ -313,12 +311,6 @@ class Workload:
 # -- measuring --------------------------------------------------------------------------
 
 
-def percentile(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted list."""
-    rank = max(1, math.ceil(q * len(sorted_values)))
-    return sorted_values[rank - 1]
-
-
 @dataclass
 class Timing:
     label: str
@@ -484,19 +476,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--queries and --batch must be positive")
 
     started = time.perf_counter()
-    workdir = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench_sessions_"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    try:
-        run(args, sizes, workdir)
-    finally:
-        if not args.dir:
-            shutil.rmtree(workdir, ignore_errors=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    peak_mb = peak / 1e6 if sys.platform == "darwin" else peak * 1024 / 1e6
-    print("\nLoad average at the end (1/5/15 min): "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    print(f"Peak RSS of this process: {peak_mb:,.0f} MB")
-    print(f"Total run time: {time.perf_counter() - started:.1f} s")
+    with workdir(args.dir, "bench_sessions_") as folder:
+        run(args, sizes, folder)
+    print_footer(started)
     return 0
 
 
