@@ -69,6 +69,7 @@ from typing import Any
 
 from .clock import Clock, system_clock
 from .config import get_settings
+from .checks import check_text
 from .episodic import escape_like
 from .storage import SQLiteStore
 
@@ -233,13 +234,7 @@ def check_fts5_trigram() -> None:
 
 
 def _check_id(name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, got {type(value).__name__}: {value!r}")
-    if not value.strip():
-        raise ValueError(f"{name} is empty; give it some text")
-    if len(value) > MAX_ID_CHARS:
-        raise ValueError(f"{name} is {len(value):,} characters; the limit is {MAX_ID_CHARS:,}")
-    return value.strip()
+    return check_text(name, value, MAX_ID_CHARS)
 
 
 def _check_content(value: object) -> str:

@@ -6,29 +6,26 @@ served from this process, which a test stops halfway, and a port nothing listens
 
 from __future__ import annotations
 
-import hashlib
 import json
-import socket
 import subprocess
-import threading
 import warnings
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from gya_memory.clock import CHINA_TZ, FixedClock
 from gya_memory.embeddings import (
+    TFIDF_DIM,
     EmbeddingUnavailable,
     LocalE5Embedder,
     OllamaEmbedder,
     TFIDFEmbedder,
 )
 from gya_memory.lexical import BM25, rrf, tokenize
+from gya_memory.failures import FakeOllama, closed_port_url
 from gya_memory.semantic import (
     DegradedWarning,
     EmbedderMismatch,
@@ -63,76 +60,14 @@ def clock() -> FixedClock:
     return FixedClock(datetime(2026, 9, 1, 9, 0, tzinfo=CHINA_TZ), step=timedelta(minutes=1))
 
 
-# -- a tiny Ollama look-alike: POST /api/embed -----------------------------------------------------
-FAKE_DIM = 64
-
-
-def fake_vector(text: str) -> list[float]:
-    """Hashed character unigrams and bigrams: deterministic, and similar texts are close."""
-    vec = np.zeros(FAKE_DIM)
-    grams = list(text) + [text[i : i + 2] for i in range(len(text) - 1)]
-    for gram in grams:
-        h = int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=8).digest(), "big")
-        vec[h % FAKE_DIM] += 1.0 if h >> 63 else -1.0
-    if not vec.any():
-        vec[0] = 1.0
-    return (vec / np.linalg.norm(vec)).tolist()
-
-
-class _OllamaHandler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.path != "/api/embed":
-            self.send_error(404)
-            return
-        reply = json.dumps({"model": body["model"],
-                            "embeddings": [fake_vector(t) for t in body["input"]]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-class FakeOllama:
-    """Start with ``start()``; ``stop()`` makes the port refuse connections."""
-
-    def __init__(self, port: int = 0) -> None:
-        self.port = port
-        self._server: ThreadingHTTPServer | None = None
-
-    def start(self) -> FakeOllama:
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _OllamaHandler)
-        self.port = self._server.server_address[1]
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+# -- an Ollama look-alike (POST /api/embed), serving TF-IDF vectors ------------------------------
+FAKE_DIM = TFIDF_DIM
 
 
 @pytest.fixture
 def fake_ollama() -> Iterator[FakeOllama]:
-    server = FakeOllama().start()
-    yield server
-    server.stop()
-
-
-def closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    with FakeOllama(model="fake-embed") as server:
+        yield server
 
 
 def run_child(code: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -335,7 +270,7 @@ def test_opening_with_another_embedder_names_both_and_reembed_migrates(
 
 # -- degraded mode -------------------------------------------------------------------------
 def test_unreachable_service_falls_back_to_tfidf_for_writes_and_reads(folder: Path) -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
+    url = closed_port_url()
     down = OllamaEmbedder(url, model="bge-m3", timeout=5)
     mem = SemanticMemory(folder, embedder=down, user_id="u1", fallback=True)
     try:
@@ -394,7 +329,7 @@ def test_fallback_off_raises_the_error_naming_the_url(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GYA_EMBED_FALLBACK", "0")
-    url = f"http://127.0.0.1:{closed_port()}"
+    url = closed_port_url()
     with SemanticMemory(folder, embedder=OllamaEmbedder(url, timeout=5)) as mem:
         assert mem.fallback is False
         with pytest.raises(EmbeddingUnavailable, match=url):
