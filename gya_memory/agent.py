@@ -26,8 +26,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .context import (
-    Assembly, Dropped, Placed, Policy, assemble, no_hit_block, render_block, reorder, select,
+    Assembly, Dropped, Placed, Policy, assemble, language_for, newest_wins, no_hit_block,
+    render_block, reorder, select,
 )
+from .gate import Gate, GateDecision, passed, recall_floor
 from .llm import ChatLLM, Reply
 
 Trigger = Literal["program", "model", "none"]
@@ -64,6 +66,7 @@ class Trace:
     reply: Reply
     tool_queries: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+    gate: list[GateDecision] = field(default_factory=list)  # what the gate did, per candidate
 
     @property
     def answer(self) -> str:
@@ -138,26 +141,53 @@ class Trace:
 class MemoryAgent:
     """A chat model with a semantic memory behind it.
 
-    ``memory`` needs ``candidates(query, top_k)`` and ``embedder.threshold(query)`` (a
+    ``memory`` needs ``candidates(query, top_k)`` and an ``embedder`` (a
     :class:`gya_memory.semantic.SemanticMemory`); ``llm`` is any :class:`ChatLLM`.
+    ``gate`` decides which candidates are sent (:class:`gya_memory.gate.Gate`: a cosine
+    floor, then the chat model as a relevance judge, if it can report token probabilities);
+    ``gate=None`` keeps the policy's ``min_score`` as the only filter (the behaviour before
+    the gate existed).
     """
 
     def __init__(self, memory: Any, llm: ChatLLM, policy: Policy = Policy(), *,
-                 system: str | None = None, max_tokens: int = 160) -> None:
+                 gate: Gate | None = Gate(), system: str | None = None,
+                 max_tokens: int = 160) -> None:
         self.memory = memory
         self.llm = llm
         self.policy = policy
+        self.gate = gate
         self.system = system
         self.max_tokens = max_tokens
 
     def _policy_for(self, query: str, policy: Policy) -> Policy:
-        if policy.min_score is not None:
+        if policy.min_score is not None or self.gate is not None:
             return policy
         return replace(policy, min_score=self.memory.embedder.threshold(query))
 
     def retrieve(self, query: str, policy: Policy) -> list[Any]:
         """Candidates for ``query``: more than ``top_k``, so the trace shows what was cut."""
         return list(self.memory.candidates(query, top_k=max(2 * policy.top_k, 5)))
+
+    def screen(self, question: str, candidates: Sequence[Any], query: str | None = None,
+               policy: Policy | None = None) -> tuple[list[Any], list[GateDecision]]:
+        """The candidates that pass the gate (all of them if there is no gate), and the
+        gate's decision for each. ``query`` is what was searched, if not the question.
+
+        With ``conflicts="newest_wins"``, superseded memories leave before the gate counts
+        its pool, so a stale memory never takes the place of the newer one."""
+        policy = self.policy if policy is None else policy
+        if self.gate is None:
+            return list(candidates), []
+        pool = list(candidates)
+        superseded: list[Any] = []
+        if policy.conflicts == "newest_wins":
+            pool, superseded = newest_wins(pool, policy.conflict_key)
+        floor = recall_floor(self.memory.embedder, query or question)
+        judge = self.llm if getattr(self.llm, "gives_probabilities", False) else None
+        decisions = self.gate.apply(question, pool, floor=floor, judge=judge,
+                                    pool=policy.top_k)
+        decisions += [GateDecision(h, False, "superseded by newer") for h in superseded]
+        return passed(decisions), decisions
 
     def ask(self, question: str, *, trigger: Trigger = "program",
             policy: Policy | None = None, history: Sequence[dict[str, str]] = ()) -> Trace:
@@ -169,18 +199,26 @@ class MemoryAgent:
             raise ValueError(f"trigger must be 'program', 'model' or 'none', got {trigger!r}")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
+        decisions: list[GateDecision] = []
         if trigger == "program":
             candidates = self.retrieve(question, policy)
+            t_retrieved = time.perf_counter()
+            kept, decisions = self.screen(question, candidates, policy=policy)
             policy = self._policy_for(question, policy)
+            timings["retrieve"] = t_retrieved - t0
+            timings["gate"] = time.perf_counter() - t_retrieved
         else:
-            candidates, policy = [], replace(policy, no_hit="omit")
+            candidates, kept, policy = [], [], replace(policy, no_hit="omit")
+            timings["retrieve"] = 0.0
         t1 = time.perf_counter()
-        assembly = assemble(question, candidates, policy, system=self.system, history=history)
+        assembly = assemble(question, kept, policy, system=self.system, history=history)
+        assembly = _with_gate_drops(assembly, decisions)
         t2 = time.perf_counter()
         reply = self.llm.chat(assembly.messages, max_tokens=self.max_tokens)
         t3 = time.perf_counter()
-        timings.update(retrieve=t1 - t0, assemble=t2 - t1, answer=t3 - t2, total=t3 - t0)
-        return Trace(question, trigger, candidates, assembly, reply, timings=timings)
+        timings.update(assemble=t2 - t1, answer=t3 - t2, total=t3 - t0)
+        return Trace(question, trigger, candidates, assembly, reply, timings=timings,
+                     gate=decisions)
 
     def _ask_with_tool(self, question: str, policy: Policy,
                        history: Sequence[dict[str, str]]) -> Trace:
@@ -194,6 +232,8 @@ class MemoryAgent:
         placed: list[Placed] = []
         dropped: list[Dropped] = []
         queries: list[str] = []
+        gate_log: list[GateDecision] = []
+        language = language_for(question, policy)
         reply = self.llm.chat(messages, tools=[RECALL_TOOL], max_tokens=self.max_tokens)
         for _ in range(2):
             calls = [c for c in reply.tool_calls if c.name == "recall_memory"]
@@ -204,13 +244,15 @@ class MemoryAgent:
                 query = str(call.arguments.get("query") or "").strip() or question
                 queries.append(query)
                 found = self.retrieve(query, policy)
-                kept, cut = select(found, self._policy_for(query, policy))
+                screened, decisions = self.screen(question, found, query, policy)
+                gate_log += decisions
+                kept, cut = select(screened, self._policy_for(query, policy))
                 kept = reorder(kept, policy.order)
                 candidates += found
-                dropped += cut
+                dropped += [_gate_drop(d) for d in decisions if not d.passed] + cut
                 start = len(placed)
-                result = (render_block(kept, policy.language, start=start + 1) if kept
-                          else no_hit_block(policy.language))
+                result = (render_block(kept, language, start=start + 1) if kept
+                          else no_hit_block(language))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
                 placed += [Placed(start + n, h, len(messages) - 1)
                            for n, h in enumerate(kept, start=1)]
@@ -219,7 +261,22 @@ class MemoryAgent:
         t1 = time.perf_counter()
         assembly = Assembly(messages, placed, dropped, policy)
         return Trace(question, "model", candidates, assembly, reply, queries,
-                     timings={"total": t1 - t0})
+                     timings={"total": t1 - t0}, gate=gate_log)
+
+
+def _gate_drop(decision: GateDecision) -> Dropped:
+    if decision.reason == "superseded by newer":
+        return Dropped(decision.hit, decision.reason)
+    reason = f"gate: {decision.reason}"
+    if decision.p_yes is not None:
+        reason += f" (P(yes) {decision.p_yes:.2f})"
+    return Dropped(decision.hit, reason)
+
+
+def _with_gate_drops(assembly: Assembly, decisions: Sequence[GateDecision]) -> Assembly:
+    """The assembly with the candidates the gate dropped listed first among the drops."""
+    drops = [_gate_drop(d) for d in decisions if not d.passed]
+    return replace(assembly, dropped=drops + list(assembly.dropped)) if drops else assembly
 
 
 # -- grounding: what does the answer rest on? ---------------------------------------------------

@@ -46,6 +46,7 @@ import contextlib
 import hashlib
 import importlib.metadata
 import json
+import math
 import os
 import re
 import secrets
@@ -356,6 +357,8 @@ class ChatLLM(ABC):
 
     #: a short name for the model, as it appears in ``Reply.model``
     name: str
+    #: whether :meth:`next_token_probs` works (the relevance judge needs it)
+    gives_probabilities: bool = False
 
     def chat(
         self,
@@ -385,6 +388,23 @@ class ChatLLM(ABC):
         """Send one checked OpenAI-style request body; return the reply. Back ends implement
         this (a test double may override :meth:`chat` itself instead)."""
         raise NotImplementedError
+
+    def next_token_probs(self, messages: Sequence[Mapping[str, Any]], *,
+                         top: int = 10) -> dict[str, float]:
+        """The probabilities of the first token the model would write, for its ``top`` most
+        likely tokens: a prefill with one token out, cheap next to an answer. Tokens are
+        stripped and lowercased (``" Yes"`` and ``"yes"`` add up). Used by the relevance judge
+        (``gya_memory.gate``)."""
+        if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 20:
+            raise ValueError(f"top must be a whole number from 1 to 20, got {top!r}")
+        body = _request_body(messages, max_tokens=1, temperature=0.0, seed=0, stop=None,
+                             tools=None, tool_choice=None)
+        body.update(logprobs=True, top_logprobs=top)
+        return _first_token_probs(self._logprobs(body), where=self.name)
+
+    def _logprobs(self, body: dict[str, Any]) -> Any:
+        """Send ``body`` (which asks for logprobs); return the raw OpenAI-style response."""
+        raise LLMError(f"{type(self).__name__} cannot report token probabilities")
 
     def close(self) -> None:
         """Free what the back end holds (a no-op unless it holds something)."""
@@ -427,6 +447,19 @@ def _request_body(
             raise ValueError("tool_choice given without tools")
         body["tool_choice"] = tool_choice
     return body
+
+
+def _first_token_probs(data: Any, *, where: str) -> dict[str, float]:
+    try:
+        top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        probs: dict[str, float] = {}
+        for entry in top:
+            token = str(entry["token"]).strip().lower()
+            probs[token] = probs.get(token, 0.0) + math.exp(float(entry["logprob"]))
+    except (KeyError, IndexError, TypeError, ValueError):
+        raise LLMError(f"{where} answered without token probabilities (logprobs): "
+                       f"{str(data)[:300]}") from None
+    return probs
 
 
 def _reply_from_response(
@@ -605,6 +638,11 @@ class OpenAIChat(ChatLLM):
             where=f"the chat server at {self.base_url}",
             renumber_calls=False,
         )
+
+    gives_probabilities = True
+
+    def _logprobs(self, body: dict[str, Any]) -> Any:
+        return self._send("POST", "/chat/completions", {"model": self._model_name(), **body})
 
     def close(self) -> None:
         if self._session is not None:
@@ -966,6 +1004,22 @@ class LocalLLM(ChatLLM):
             where="llama.cpp",
             renumber_calls=True,  # llama.cpp makes random ids; these repeat from run to run
         )
+
+    gives_probabilities = True
+
+    def _logprobs(self, body: dict[str, Any]) -> Any:
+        # The prompt cache is on here (it is off for answers): the judgements of one question
+        # share their long prefix, which is then read once. Only probabilities come back, and
+        # they are rounded where shown.
+        body["cache_prompt"] = True
+        try:
+            data = self._engine().chat(body)
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"llama.cpp refused the request: {exc}") from None
+        if isinstance(data, dict) and "error" in data:
+            raise LLMError(f"llama.cpp refused the request: {_error_message(data['error'])}")
+        self.last_timings = dict(data.get("timings") or {}) if isinstance(data, dict) else {}
+        return data
 
     def tokenize(self, text: str) -> list[int]:
         """The model's token ids for ``text`` (no special tokens added)."""

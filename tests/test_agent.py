@@ -4,6 +4,11 @@ No real model here: :class:`ScriptedLLM` returns queued replies and records ever
 so the tests check the mechanism (what went into which message, what the trace says, the
 tool loop) and never depend on a model's wording. Retrieval is real: a
 ``SemanticMemory(":memory:")`` with the fast, deterministic TF-IDF embedder.
+
+The agent's retrieval gate is on by default. ScriptedLLM gives no token probabilities, so
+there the gate's cosine floor (for TF-IDF: the embedder's threshold) and its pool decide;
+:class:`JudgingLLM` adds a scripted relevance judge. ``gate=None`` is the agent without a
+gate (the policy's ``min_score`` is the only filter).
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ from gya_memory.agent import (
     check_grounding,
     quote,
 )
-from gya_memory.context import CLOSE, OPEN, Policy, assemble, no_hit_block
+from gya_memory.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block
 from gya_memory.embeddings import TFIDFEmbedder
 from gya_memory.examples import FACTS_EN, FACTS_ZH, USER_ZH, notebook_clock
-from gya_memory.llm import ChatLLM, Reply, ToolCall, _check_messages
+from gya_memory.gate import Gate, GateDecision, judge_messages
+from gya_memory.llm import ChatLLM, LLMError, Reply, ToolCall, _check_messages
 from gya_memory.semantic import Hit, SemanticMemory
 
 COFFEE = "最近在戒咖啡，想少喝一点"
@@ -36,7 +42,10 @@ ALICE = "The user's name is Alice"
 ALL_TEXTS = [f for _, f, _ in FACTS_ZH + FACTS_EN]
 COFFEE_Q = "我想喝咖啡，有什么建议？"  # TF-IDF: only the coffee memory passes the threshold
 WEATHER_Q = "今天天气怎么样？"  # TF-IDF: nothing passes
-NO_HIT_ZH = "记忆库里没有和这个问题相关的用户资料。"
+NO_HIT_ZH = _TEXT["zh"]["no_hit"]  # from the module: rewording it does not break the tests
+NO_HIT_EN = _TEXT["en"]["no_hit"]
+BELOW_FLOOR = "dropped: gate: below floor"
+OVER_POOL = "dropped: gate: over pool"
 FACTS = {COFFEE: ["咖啡"], NAME: ["张三"], JOB: ["后端", "工程师"], ALICE: ["Alice"]}
 
 
@@ -69,6 +78,33 @@ class ScriptedLLM(ChatLLM):
         if not self.replies:
             raise AssertionError(f"unscripted call #{len(self.calls)}")
         return self.replies.pop(0)
+
+
+class JudgingLLM(ScriptedLLM):
+    """A ScriptedLLM that also gives first-token probabilities, so the gate's judge runs:
+    ``P(yes)`` per fact text (``default`` for the others); records every judgement."""
+
+    gives_probabilities = True
+
+    def __init__(self, *replies: Reply, p_yes: Mapping[str, float] | None = None,
+                 default: float = 0.9) -> None:
+        super().__init__(*replies)
+        self.p_yes = dict(p_yes or {})
+        self.default = default
+        self.judged: list[list[dict[str, Any]]] = []
+
+    def fact(self, messages: Sequence[Mapping[str, Any]]) -> str:
+        return str(messages[-1]["content"]).split(" Fact: ", 1)[1].removesuffix(" ->")
+
+    def next_token_probs(self, messages: Sequence[Mapping[str, Any]], *,
+                         top: int = 10) -> dict[str, float]:
+        self.judged.append(copy.deepcopy(list(messages)))
+        p = self.p_yes.get(self.fact(messages), self.default)
+        return {"yes": p, "no": 1 - p}
+
+    @property
+    def judged_facts(self) -> list[str]:
+        return [self.fact(m) for m in self.judged]
 
 
 class FakeMemory:
@@ -137,32 +173,113 @@ def test_fates_say_where_each_hit_went_or_why_not(memory: SemanticMemory) -> Non
     assert fates[COFFEE] == "[1] -> message 1 (system)"
     assert trace.messages[1]["role"] == "system" and COFFEE in trace.messages[1]["content"]
     assert trace.messages[2] == {"role": "user", "content": COFFEE_Q}
+    # the gate: the best three are weighed against the floor, the rest are over its pool
+    assert [fate for _, fate in trace.fates()] == [
+        "[1] -> message 1 (system)", BELOW_FLOOR, BELOW_FLOOR, OVER_POOL, OVER_POOL, OVER_POOL]
+    assert all(isinstance(d, GateDecision) for d in trace.gate)
+    assert [d.hit for d in trace.gate] == trace.candidates
+    assert [(d.passed, d.reason) for d in trace.gate] == [
+        (True, "passed"), (False, "below floor"), (False, "below floor"),
+        (False, "over pool"), (False, "over pool"), (False, "over pool")]
+    assert [d.p_yes for d in trace.gate] == [None] * 6  # no judge: no probabilities
+
+    # without a gate, the embedder's threshold (as min_score) drops them all alike
+    trace = MemoryAgent(memory, ScriptedLLM(say("ok")), Policy(placement="block"),
+                        gate=None).ask(COFFEE_Q)
+    fates = {hit.text: fate for hit, fate in trace.fates()}
+    assert fates[COFFEE] == "[1] -> message 1 (system)" and trace.gate == []
     assert {fates[t] for t in ALL_TEXTS if t != COFFEE} == {"dropped: below min_score"}
 
 
+def test_gate_drops_come_before_the_policys(memory: SemanticMemory) -> None:
+    fake = FakeMemory([Hit("a", 0.9, "甲", {}), Hit("b", 0.8, "乙", {}), Hit("c", 0.3, "丙", {}),
+                       Hit("d", 0.2, "丁", {})], threshold=0.5)
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), Policy(top_k=1), gate=Gate(pool=3)).ask("问题")
+    assert fake.searches == [("问题", 5)] and fake.thresholds == ["问题"]
+    assert [(d.hit.text, d.reason) for d in trace.assembly.dropped] == [
+        ("丙", "gate: below floor"), ("丁", "gate: over pool"), ("乙", "over top_k")]
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+    assert [f for _, f in trace.fates()] == [
+        "[1] -> message 1 (user)", "dropped: over top_k", BELOW_FLOOR, OVER_POOL]
+    assert [(d.hit.text, d.passed) for d in trace.gate] == [
+        ("甲", True), ("乙", True), ("丙", False), ("丁", False)]
+
+
+def test_the_agents_gate_settings_are_used() -> None:
+    hits = [Hit("a", 0.9, "甲", {}), Hit("b", 0.8, "乙", {}), Hit("c", 0.7, "丙", {})]
+    trace = MemoryAgent(FakeMemory(hits), ScriptedLLM(say("ok")), gate=Gate(pool=1)).ask("问")
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+    assert [f for _, f in trace.fates()][1:] == [OVER_POOL, OVER_POOL]
+    # a floor of the gate's own wins over the embedder's
+    trace = MemoryAgent(FakeMemory(hits), ScriptedLLM(say("ok")), gate=Gate(floor=0.85)).ask("问")
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+    assert [f for _, f in trace.fates()][1:] == [BELOW_FLOOR, BELOW_FLOOR]
+
+
+def test_screen() -> None:
+    hits = [Hit("a", 0.9, "甲", {}), Hit("b", 0.3, "乙", {})]
+    fake = FakeMemory(hits, threshold=0.5)
+    kept, decisions = MemoryAgent(fake, ScriptedLLM()).screen("问题", hits, "查询")
+    assert kept == hits[:1] and fake.thresholds == ["查询"]  # the floor is the query's
+    assert [(d.hit, d.passed, d.reason) for d in decisions] == [
+        (hits[0], True, "passed"), (hits[1], False, "below floor")]
+    kept, decisions = MemoryAgent(fake, ScriptedLLM(), gate=None).screen("问题", hits)
+    assert kept == hits and decisions == []
+
+
 def test_threshold_defaults_to_the_embedders(memory: SemanticMemory) -> None:
-    trace = MemoryAgent(memory, ScriptedLLM(say("ok"))).ask(COFFEE_Q)
+    """Without a gate, the policy's min_score defaults to the embedder's threshold."""
+    trace = MemoryAgent(memory, ScriptedLLM(say("ok")), gate=None).ask(COFFEE_Q)
     assert trace.assembly.policy.min_score == memory.embedder.threshold(COFFEE_Q)
     for d in trace.assembly.dropped:
         assert d.hit.score < trace.assembly.policy.min_score
 
     fake = FakeMemory([Hit("a", 0.7, "甲", {}), Hit("b", 0.3, "乙", {})], threshold=0.5)
-    trace = MemoryAgent(fake, ScriptedLLM(say("ok"))).ask("问题")
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), gate=None).ask("问题")
     assert fake.thresholds == ["问题"] and fake.searches == [("问题", 6)]
     assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
     assert dict((h.text, f) for h, f in trace.fates())["乙"] == "dropped: below min_score"
 
 
+def test_the_gate_floor_defaults_to_the_embedders_threshold(memory: SemanticMemory) -> None:
+    """With the gate (the default) the embedder's threshold is the gate's floor, and the
+    policy keeps no min_score of its own."""
+    trace = MemoryAgent(memory, ScriptedLLM(say("ok"))).ask(COFFEE_Q)
+    assert trace.assembly.policy.min_score is None
+    floor = memory.embedder.threshold(COFFEE_Q)
+    for d in trace.gate:
+        assert d.reason != "below floor" or d.hit.score < floor
+        assert d.reason != "passed" or d.hit.score >= floor
+
+    fake = FakeMemory([Hit("a", 0.7, "甲", {}), Hit("b", 0.3, "乙", {})], threshold=0.5)
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok"))).ask("问题")
+    assert fake.thresholds == ["问题"] and fake.searches == [("问题", 6)]
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+    assert dict((h.text, f) for h, f in trace.fates())["乙"] == BELOW_FLOOR
+
+
 def test_an_explicit_min_score_wins(memory: SemanticMemory) -> None:
     fake = FakeMemory([Hit("a", 0.7, "甲", {}), Hit("b", 0.3, "乙", {})], threshold=0.5)
-    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), Policy(min_score=0.2, top_k=4)).ask("问")
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), Policy(min_score=0.2, top_k=4),
+                        gate=None).ask("问")
     assert fake.thresholds == [] and fake.searches == [("问", 8)]
     assert [p.hit.text for p in trace.assembly.placed] == ["甲", "乙"]
 
-    llm = ScriptedLLM(say("不知道"))
-    trace = MemoryAgent(memory, llm, Policy(min_score=0.99)).ask(COFFEE_Q)
-    assert trace.assembly.no_hit and NO_HIT_ZH in llm.calls[0]["messages"][-1]["content"]
-    assert COFFEE not in str(llm.calls[0]["messages"])
+    # with the gate, its floor applies too: a min_score below it lets nothing more through
+    fake = FakeMemory([Hit("a", 0.7, "甲", {}), Hit("b", 0.3, "乙", {})], threshold=0.5)
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), Policy(min_score=0.2, top_k=4)).ask("问")
+    assert fake.thresholds == ["问"] and fake.searches == [("问", 8)]
+    assert trace.assembly.policy.min_score == 0.2
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+    assert [f for _, f in trace.fates()] == ["[1] -> message 1 (user)", BELOW_FLOOR]
+
+    # and a min_score above the floor still drops what the gate let through
+    for gate in (Gate(), None):
+        llm = ScriptedLLM(say("不知道"))
+        trace = MemoryAgent(memory, llm, Policy(min_score=0.99), gate=gate).ask(COFFEE_Q)
+        assert trace.assembly.no_hit and NO_HIT_ZH in llm.calls[0]["messages"][-1]["content"]
+        assert COFFEE not in str(llm.calls[0]["messages"])
+        assert dict((h.text, f) for h, f in trace.fates())[COFFEE] == "dropped: below min_score"
 
 
 def test_no_relevant_memory_sends_the_no_hit_note(memory: SemanticMemory) -> None:
@@ -170,9 +287,33 @@ def test_no_relevant_memory_sends_the_no_hit_note(memory: SemanticMemory) -> Non
     trace = MemoryAgent(memory, llm).ask(WEATHER_Q)
     assert trace.candidates and trace.assembly.no_hit
     assert trace.messages[-1]["content"].startswith(no_hit_block("zh"))
-    assert {f for _, f in trace.fates()} == {"dropped: below min_score"}
+    assert [f for _, f in trace.fates()] == [BELOW_FLOOR] * 3 + [OVER_POOL] * 3
     for text in ALL_TEXTS:
         assert text not in str(llm.calls[0]["messages"])
+
+    llm = ScriptedLLM(say("我不知道。"))
+    trace = MemoryAgent(memory, llm, gate=None).ask(WEATHER_Q)
+    assert trace.assembly.no_hit and trace.messages[-1]["content"].startswith(no_hit_block("zh"))
+    assert {f for _, f in trace.fates()} == {"dropped: below min_score"}
+
+
+def test_an_english_question_gets_english_instructions(memory: SemanticMemory) -> None:
+    llm = ScriptedLLM(say("Alice."))
+    trace = MemoryAgent(memory, llm).ask("What is my name?")
+    assert [p.hit.text for p in trace.assembly.placed] == [ALICE]
+    assert trace.messages[0] == {"role": "system", "content": _TEXT["en"]["system"]}
+    assert trace.messages[1]["content"].startswith(_TEXT["en"]["intro"] + "\n" + OPEN)
+    assert trace.messages[1]["content"].endswith(f"{_TEXT['en']['question']}What is my name?")
+    assert _TEXT["zh"]["intro"] not in str(llm.calls[0]["messages"])
+
+    llm = ScriptedLLM(say("I don't know."))
+    trace = MemoryAgent(memory, llm).ask("What is the weather like?")
+    assert trace.assembly.no_hit and trace.messages[-1]["content"].startswith(no_hit_block("en"))
+    # an explicit language wins over the question's
+    llm = ScriptedLLM(say("不知道。"))
+    trace = MemoryAgent(memory, llm, Policy(language="zh")).ask("What is the weather like?")
+    assert trace.messages[-1]["content"].startswith(no_hit_block("zh"))
+    assert trace.messages[0] == {"role": "system", "content": _TEXT["zh"]["system"]}
 
 
 def test_trigger_none_sends_no_memory_at_all(memory: SemanticMemory) -> None:
@@ -184,7 +325,7 @@ def test_trigger_none_sends_no_memory_at_all(memory: SemanticMemory) -> None:
         {"role": "user", "content": COFFEE_Q},
     ]
     assert "<memories>" not in str(trace.messages) and NO_HIT_ZH not in str(trace.messages)
-    assert trace.fates() == [] and trace.assembly.placed == []
+    assert trace.fates() == [] and trace.assembly.placed == [] and trace.gate == []
 
     fake = FakeMemory([Hit("a", 0.9, "甲", {})])
     MemoryAgent(fake, ScriptedLLM(say("ok"))).ask("问", trigger="none")
@@ -253,8 +394,16 @@ def test_tool_loop(memory: SemanticMemory) -> None:
     assert trace.answer == "你在戒咖啡 [1]，少喝点。"
     assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
         (1, COFFEE, 3)]
+    assert [fate for _, fate in trace.fates()] == [
+        "[1] -> message 3 (tool)", BELOW_FLOOR, BELOW_FLOOR, OVER_POOL, OVER_POOL, OVER_POOL]
+    assert trace.candidates[0].text == COFFEE
+    assert [d.hit for d in trace.gate] == trace.candidates
+
+    # without a gate, the threshold for the query is the min_score
+    llm = ScriptedLLM(say("", recall("咖啡")), say("ok"))
+    trace = MemoryAgent(memory, llm, gate=None).ask(COFFEE_Q, trigger="model")
     fates = {hit.text: fate for hit, fate in trace.fates()}
-    assert fates[COFFEE] == "[1] -> message 3 (tool)"
+    assert fates[COFFEE] == "[1] -> message 3 (tool)" and trace.gate == []
     assert {fates[t] for t in ALL_TEXTS if t != COFFEE} == {"dropped: below min_score"}
 
 
@@ -264,21 +413,34 @@ def test_tool_loop_no_hit(memory: SemanticMemory) -> None:
     (i, result), = tool_messages(llm.calls[1]["messages"])
     assert i == 3 and result["content"] == no_hit_block("zh")
     assert trace.assembly.placed == [] and trace.assembly.no_hit
-    assert trace.candidates and {f for _, f in trace.fates()} == {"dropped: below min_score"}
+    assert trace.candidates and {f for _, f in trace.fates()} == {BELOW_FLOOR, OVER_POOL}
     for text in ALL_TEXTS:
         assert text not in str(trace.messages)
 
-    llm = ScriptedLLM(say("", recall("weather")), say("I don't know."))
-    MemoryAgent(memory, llm, Policy(language="en")).ask("How is the weather?", trigger="model")
+    llm = ScriptedLLM(say("", recall("天气")), say("我不知道。"))
+    trace = MemoryAgent(memory, llm, gate=None).ask(WEATHER_Q, trigger="model")
+    assert tool_messages(llm.calls[1]["messages"])[0][1]["content"] == no_hit_block("zh")
+    assert {f for _, f in trace.fates()} == {"dropped: below min_score"}
+
+    # the note is in the question's language (the tool's query does not decide it) ...
+    llm = ScriptedLLM(say("", recall("天气")), say("I don't know."))
+    MemoryAgent(memory, llm).ask("How is the weather?", trigger="model")
     assert tool_messages(llm.calls[1]["messages"])[0][1]["content"] == no_hit_block("en")
+    # ... unless the policy names one
+    llm = ScriptedLLM(say("", recall("weather")), say("不知道。"))
+    MemoryAgent(memory, llm, Policy(language="zh")).ask("How is the weather?", trigger="model")
+    assert tool_messages(llm.calls[1]["messages"])[0][1]["content"] == no_hit_block("zh")
 
 
-def test_tool_threshold_is_the_one_for_the_tools_query() -> None:
+@pytest.mark.parametrize("gate", [Gate(), None])
+def test_tool_threshold_is_the_one_for_the_tools_query(gate: Gate | None) -> None:
     fake = FakeMemory([Hit("a", 0.7, "甲", {}), Hit("b", 0.3, "乙", {})], threshold=0.5)
     llm = ScriptedLLM(say("", recall("饮料")), say("ok"))
-    trace = MemoryAgent(fake, llm).ask("问题", trigger="model")
+    trace = MemoryAgent(fake, llm, gate=gate).ask("问题", trigger="model")
     assert fake.thresholds == ["饮料"] and fake.searches == [("饮料", 6)]
     assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+    assert dict((h.text, f) for h, f in trace.fates())["乙"] == (
+        BELOW_FLOOR if gate else "dropped: below min_score")
 
 
 def test_a_model_that_does_not_call_the_tool(memory: SemanticMemory) -> None:
@@ -286,6 +448,7 @@ def test_a_model_that_does_not_call_the_tool(memory: SemanticMemory) -> None:
     trace = MemoryAgent(memory, llm).ask(COFFEE_Q, trigger="model")
     assert len(llm.calls) == 1 and llm.calls[0]["tools"] == [RECALL_TOOL]
     assert trace.candidates == [] and trace.tool_queries == [] and trace.fates() == []
+    assert trace.gate == []
     assert trace.messages == llm.calls[0]["messages"]
     assert [m["role"] for m in trace.messages] == ["system", "user"]
     assert "candidates: none" in trace.to_text()
@@ -322,6 +485,7 @@ def test_two_calls_in_one_reply_get_one_result_each(memory: SemanticMemory) -> N
     assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
         (1, COFFEE, 3), (2, NAME, 4)]
     assert len(trace.candidates) == 12  # both searches' candidates, in order
+    assert [d.hit for d in trace.gate] == trace.candidates  # and the gate's word on each
 
 
 def test_at_most_two_rounds(memory: SemanticMemory) -> None:
@@ -340,6 +504,120 @@ def test_at_most_two_rounds(memory: SemanticMemory) -> None:
     assert trace.reply.tool_calls[0].arguments == {"query": "工程师"}  # the last reply, unrun
 
 
+# -- the gate's judge: a chat model that gives token probabilities --------------------------------
+FOUR = [Hit("a", 0.9, "甲", {}), Hit("b", 0.8, "乙", {}), Hit("c", 0.4, "丙", {}),
+        Hit("d", 0.3, "丁", {})]  # with threshold 0.5: two above the floor, one over the pool
+JUDGED_NO = "dropped: gate: judge: no (P(yes) 0.31)"
+
+
+def test_the_judge_drops_what_it_says_no_to() -> None:
+    llm = JudgingLLM(say("ok"), p_yes={"乙": 0.31})
+    trace = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm).ask("问题")
+    # only the candidates in the pool and above the floor are judged, about the question
+    assert llm.judged_facts == ["甲", "乙"]
+    assert llm.judged == [judge_messages("问题", "甲"), judge_messages("问题", "乙")]
+    assert len(llm.calls) == 1  # judging is not a chat call
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
+    assert [f for _, f in trace.fates()] == [
+        "[1] -> message 1 (user)", JUDGED_NO, BELOW_FLOOR, OVER_POOL]
+    assert [(d.hit.text, d.passed, d.reason) for d in trace.gate] == [
+        ("甲", True, "passed"), ("乙", False, "judge: no"), ("丙", False, "below floor"),
+        ("丁", False, "over pool")]
+    assert [d.p_yes for d in trace.gate] == [pytest.approx(0.9), pytest.approx(0.31), None, None]
+    assert [(d.hit.text, d.reason) for d in trace.assembly.dropped] == [
+        ("乙", "gate: judge: no (P(yes) 0.31)"), ("丙", "gate: below floor"),
+        ("丁", "gate: over pool")]
+    sent = str(llm.calls[0]["messages"])
+    assert "[1] 甲 (" in sent and all(t not in sent for t in ("乙", "丙", "丁"))
+    assert f"  0.800  乙  ->  {JUDGED_NO}" in trace.to_text()
+    assert f"<b>{JUDGED_NO}</b>" in trace._repr_html_()
+
+
+def test_the_judge_rejecting_everything_sends_the_no_hit_note(memory: SemanticMemory) -> None:
+    llm = JudgingLLM(say("我不知道。"), default=0.1)
+    trace = MemoryAgent(memory, llm).ask(COFFEE_Q)
+    assert llm.judged_facts == [COFFEE]  # the only candidate above the floor
+    assert trace.assembly.no_hit and trace.assembly.placed == []
+    assert llm.calls[0]["messages"][-1]["content"].startswith(no_hit_block("zh"))
+    assert NO_HIT_ZH in llm.calls[0]["messages"][-1]["content"]
+    fates = [f for _, f in trace.fates()]
+    assert fates == ["dropped: gate: judge: no (P(yes) 0.10)"] + [BELOW_FLOOR] * 2 + [OVER_POOL] * 3
+    for text in ALL_TEXTS:
+        assert text not in str(llm.calls[0]["messages"])
+
+    llm = JudgingLLM(say("I don't know."), default=0.1)
+    trace = MemoryAgent(memory, llm).ask("What is my name?")
+    assert llm.judged_facts == [ALICE]
+    assert trace.assembly.no_hit and NO_HIT_EN in trace.messages[-1]["content"]
+    assert ALICE not in str(llm.calls[0]["messages"])
+
+
+def test_the_judge_runs_only_for_a_model_that_gives_probabilities(memory: SemanticMemory) -> None:
+    with pytest.raises(LLMError, match="probabilities"):  # the base class cannot
+        ScriptedLLM().next_token_probs([{"role": "user", "content": "hi"}])
+
+    class Silent(JudgingLLM):
+        gives_probabilities = False
+
+    llm = Silent(say("ok"), default=0.0)
+    trace = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm).ask("问题")
+    assert llm.judged == [] and [p.hit.text for p in trace.assembly.placed] == ["甲", "乙"]
+    assert [d.p_yes for d in trace.gate] == [None] * 4
+
+    # a gate without a judge does not ask, even a model that could answer
+    llm = JudgingLLM(say("ok"), default=0.0)
+    agent = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm, gate=Gate(judge_min=None))
+    trace = agent.ask("问题")
+    assert llm.judged == [] and [p.hit.text for p in trace.assembly.placed] == ["甲", "乙"]
+    # and no gate at all: neither floor nor judge, only the policy's min_score
+    llm = JudgingLLM(say("ok"), default=0.0)
+    trace = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm, gate=None).ask("问题")
+    assert llm.judged == [] and trace.gate == []
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲", "乙"]
+    assert [f for _, f in trace.fates()][2:] == ["dropped: below min_score"] * 2
+
+
+def test_the_tool_path_applies_the_gate() -> None:
+    fake = FakeMemory(FOUR, threshold=0.5)
+    llm = JudgingLLM(say("", recall("饮料")), say("ok"), p_yes={"乙": 0.31})
+    trace = MemoryAgent(fake, llm).ask("问题", trigger="model")
+    assert fake.thresholds == ["饮料"]  # the floor is the tool query's; the judge weighs the question
+    assert llm.judged == [judge_messages("问题", "甲"), judge_messages("问题", "乙")]
+    assert len(llm.calls) == 2
+    (i, result), = tool_messages(llm.calls[1]["messages"])
+    assert i == 3 and result["content"].split("\n")[1].startswith("[1] 甲 (")
+    assert len(result["content"].split("\n")) == 3
+    assert [f for _, f in trace.fates()] == [
+        "[1] -> message 3 (tool)", JUDGED_NO, BELOW_FLOOR, OVER_POOL]
+    assert [(d.hit.text, d.reason) for d in trace.gate] == [
+        ("甲", "passed"), ("乙", "judge: no"), ("丙", "below floor"), ("丁", "over pool")]
+    assert trace.gate[1].p_yes == pytest.approx(0.31)
+    assert [d.reason for d in trace.assembly.dropped] == [
+        "gate: judge: no (P(yes) 0.31)", "gate: below floor", "gate: over pool"]
+
+    # the judge says no to everything: the tool result is the no-hit note
+    llm = JudgingLLM(say("", recall("饮料")), say("我不知道。"), default=0.2)
+    trace = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm).ask("问题", trigger="model")
+    assert tool_messages(llm.calls[1]["messages"])[0][1]["content"] == no_hit_block("zh")
+    assert trace.assembly.placed == [] and trace.assembly.no_hit
+    assert [f for _, f in trace.fates()][:2] == ["dropped: gate: judge: no (P(yes) 0.20)"] * 2
+
+
+def test_the_tool_path_gates_each_search(memory: SemanticMemory) -> None:
+    llm = JudgingLLM(say("", recall("咖啡", "call_0"), recall("张三", "call_1")), say("ok"),
+                     p_yes={NAME: 0.2})
+    trace = MemoryAgent(memory, llm).ask("我是谁，我在戒什么？", trigger="model")
+    assert llm.judged_facts == [COFFEE, NAME]
+    msgs = llm.calls[1]["messages"]
+    assert f"[1] {COFFEE} (" in msgs[3]["content"]
+    assert msgs[4]["content"] == no_hit_block("zh")
+    assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
+        (1, COFFEE, 3)]
+    assert dict((h.text, f) for h, f in trace.fates()[6:])[NAME] == (
+        "dropped: gate: judge: no (P(yes) 0.20)")
+    assert len(trace.gate) == len(trace.candidates) == 12
+
+
 # -- traces ------------------------------------------------------------------------------------
 def test_to_text(memory: SemanticMemory) -> None:
     trace = MemoryAgent(memory, ScriptedLLM(say("少喝«咖啡»。"))).ask(COFFEE_Q)
@@ -356,7 +634,7 @@ def test_to_text(memory: SemanticMemory) -> None:
     assert "messages:" not in trace.to_text(show_messages=False)
     timed = trace.to_text(show_timings=True)
     assert "\ntimings: retrieve " in timed and " s, total " in timed
-    assert set(trace.timings) == {"retrieve", "assemble", "answer", "total"}
+    assert set(trace.timings) == {"retrieve", "gate", "assemble", "answer", "total"}
     assert all(v >= 0 for v in trace.timings.values())
 
 
@@ -387,7 +665,7 @@ def test_html_is_escaped() -> None:
     assert "«你喜欢茶 &lt;i&gt;[1]&lt;/i&gt;»" in page
     for _, fate in trace.fates():
         assert f"<b>{fate.replace('>', '&gt;')}</b>" in page
-    assert "[1] -&gt; message 1 (user)" in page and "dropped: below min_score" in page
+    assert "[1] -&gt; message 1 (user)" in page and BELOW_FLOOR in page
     assert "timings" not in page
     # the message sent to the model holds the defanged memory, not a live tag
     assert "＜script＞" in trace.messages[1]["content"]
@@ -469,3 +747,19 @@ def test_grounding_flags_an_answer_built_on_memories_that_do_not_answer() -> Non
     assert g.off_topic == ["博客"] and g.verdict == "built on a memory that does not answer"
     assert check_grounding(trace, facts).verdict == "used the memory"
     assert "«用户去过博客。»" in repr(trace) and "messages:" not in repr(trace)
+
+
+def test_the_pool_follows_top_k_when_the_gate_has_none() -> None:
+    hits = [Hit(str(i), 0.9 - i / 100, t, {}) for i, t in enumerate("甲乙丙丁戊")]
+    trace = MemoryAgent(FakeMemory(hits), ScriptedLLM(say("ok")), Policy(top_k=4)).ask("问")
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲", "乙", "丙", "丁"]
+
+
+def test_newest_wins_runs_before_the_pool_is_counted() -> None:
+    hits = [Hit("n", 0.95, "用户叫张三", {}), Hit("j", 0.90, "用户是后端工程师", {}),
+            Hit("old", 0.80, "用户每天喝三杯咖啡", {"subject": "咖啡", "created_at": "2026-01-01T00:00:00"}),
+            Hit("new", 0.70, "用户在戒咖啡", {"subject": "咖啡", "created_at": "2026-06-01T00:00:00"})]
+    trace = MemoryAgent(FakeMemory(hits), ScriptedLLM(say("ok")),
+                        Policy(conflicts="newest_wins")).ask("问")
+    assert [p.hit.text for p in trace.assembly.placed] == ["用户叫张三", "用户是后端工程师", "用户在戒咖啡"]
+    assert dict((h.text, f) for h, f in trace.fates())["用户每天喝三杯咖啡"] == "dropped: superseded by newer"

@@ -11,12 +11,14 @@ import pytest
 from gya_memory.context import (
     CLOSE,
     OPEN,
+    _TEXT,
     Assembly,
     Dropped,
     Placed,
     Policy,
     assemble,
     defang,
+    language_for,
     no_hit_block,
     render_block,
     reorder,
@@ -29,10 +31,14 @@ HISTORY = [
     {"role": "user", "content": "你好"},
     {"role": "assistant", "content": "你好！有什么可以帮你？"},
 ]
-INTRO_ZH = "下面是记忆库里关于用户（也就是我）的资料。"
-NO_HIT_ZH = "记忆库里没有和这个问题相关的用户资料。"
-NO_HIT_EN = "The memory store has nothing about the user that is relevant to this question."
-DEFAULT_SYSTEM_ZH = "你是一个贴心的助手。回答要简短，一两句话。"
+QUESTION_EN = "What should I drink?"
+# The instruction texts come from the module, so rewording them does not break these tests.
+INTRO_ZH = _TEXT["zh"]["intro"]
+INTRO_EN = _TEXT["en"]["intro"]
+NO_HIT_ZH = _TEXT["zh"]["no_hit"]
+NO_HIT_EN = _TEXT["en"]["no_hit"]
+DEFAULT_SYSTEM_ZH = _TEXT["zh"]["system"]
+DEFAULT_SYSTEM_EN = _TEXT["en"]["system"]
 
 
 def hit(text: str, score: float, **payload: object) -> Hit:
@@ -278,10 +284,55 @@ def test_history_is_copied_not_changed() -> None:
 
 
 def test_english_texts() -> None:
-    a = assemble("What should I drink?", [COFFEE], Policy(language="en"))
-    assert a.messages[0]["content"].startswith("You are a helpful assistant.")
-    assert a.messages[-1]["content"].startswith("Below is what the memory store holds")
-    assert a.messages[-1]["content"].endswith("My question: What should I drink?")
+    for policy in (Policy(), Policy(language="en")):  # the default follows the question
+        a = assemble(QUESTION_EN, [COFFEE], policy)
+        assert a.messages[0] == {"role": "system", "content": DEFAULT_SYSTEM_EN}
+        assert a.messages[-1]["content"].startswith(INTRO_EN + "\n" + OPEN)
+        question = _TEXT["en"]["question"]
+        assert a.messages[-1]["content"].endswith(f"{CLOSE}\n\n{question}{QUESTION_EN}")
+        assert INTRO_ZH not in str(a.messages) and DEFAULT_SYSTEM_ZH not in str(a.messages)
+
+
+def test_the_texts_are_distinct_per_language() -> None:
+    """The tests below tell the languages apart by these texts, so they must differ."""
+    for key in ("intro", "no_hit", "question", "system"):
+        assert _TEXT["zh"][key] and _TEXT["en"][key] and _TEXT["zh"][key] != _TEXT["en"][key]
+        assert _TEXT["zh"][key] not in _TEXT["en"][key] and _TEXT["en"][key] not in _TEXT["zh"][key]
+
+
+@pytest.mark.parametrize(("question", "language"), [
+    (QUESTION, "zh"), (QUESTION_EN, "en"), ("What does 咖啡 mean?", "zh"), ("42?", "en")])
+def test_the_default_language_is_the_questions(question: str, language: str) -> None:
+    assert Policy().language is None
+    assert language_for(question, Policy()) == language
+    text = _TEXT[language]
+    a = assemble(question, [COFFEE], Policy())
+    assert a.messages[0] == {"role": "system", "content": text["system"]}
+    assert a.messages[-1]["content"].startswith(text["intro"] + "\n")
+    assert a.messages[-1]["content"].endswith(f"\n\n{text['question']}{question}")
+    none = assemble(question, [], Policy(placement="block"))
+    assert none.messages[1] == {"role": "system", "content": no_hit_block(language)}
+
+
+@pytest.mark.parametrize(("question", "language"), [
+    (QUESTION_EN, "zh"), (QUESTION, "en"), (QUESTION, "zh"), (QUESTION_EN, "en")])
+def test_an_explicit_language_wins_over_the_questions(question: str, language: str) -> None:
+    policy = Policy(language=language)
+    assert language_for(question, policy) == language
+    text, other = _TEXT[language], _TEXT["en" if language == "zh" else "zh"]
+    a = assemble(question, [COFFEE], policy)
+    assert a.messages[0] == {"role": "system", "content": text["system"]}
+    assert a.messages[-1]["content"].startswith(text["intro"] + "\n")
+    assert a.messages[-1]["content"].endswith(f"\n\n{text['question']}{question}")
+    assert other["intro"] not in str(a.messages) and other["system"] not in str(a.messages)
+    none = assemble(question, [], Policy(language=language, placement="system"))
+    assert none.messages[0]["content"] == f"{text['system']}\n\n{no_hit_block(language)}"
+
+
+@pytest.mark.parametrize("language", ["fr", "ZH", "", "chinese"])
+def test_an_unknown_language_is_refused(language: str) -> None:
+    with pytest.raises(ValueError, match="language"):
+        Policy(language=language)  # type: ignore[arg-type]
 
 
 def test_empty_question_is_refused() -> None:
@@ -367,7 +418,8 @@ def test_no_hit_says_so_in_the_chosen_place(placement: str, index: int, role: st
 
 
 def test_no_hit_in_english() -> None:
-    a = assemble("What do I like?", [], Policy(language="en", placement="block"))
+    a = assemble("What do I like?", [], Policy(placement="block"))  # English: from the question
+    assert a.messages[0] == {"role": "system", "content": DEFAULT_SYSTEM_EN}
     assert NO_HIT_EN in a.messages[1]["content"]
     assert a.messages[1]["content"].startswith(OPEN) and a.messages[1]["content"].endswith(CLOSE)
     assert no_hit_block("en") == a.messages[1]["content"]
@@ -419,7 +471,8 @@ def test_policy_rejects_bad_values(bad: dict) -> None:
 def test_policy_accepts_its_choices() -> None:
     for placement in ("system", "user", "block"):
         for order in ("best_first", "edges"):
-            Policy(placement=placement, order=order, no_hit="omit", conflicts="newest_wins",
-                   budget_chars=None, top_k=1, language="en")
+            for language in ("zh", "en", None):
+                Policy(placement=placement, order=order, no_hit="omit",
+                       conflicts="newest_wins", budget_chars=None, top_k=1, language=language)
     with pytest.raises(AttributeError):
         Policy().top_k = 5  # type: ignore[misc]
