@@ -223,7 +223,13 @@ def _edge_filter(where: Where | None) -> Any:
     if where.user_id is not None:
         conditions.append(q.FieldCondition(key="user_id", match=q.MatchValue(value=where.user_id)))
     for key, value in where.equal:
-        conditions.append(q.FieldCondition(key=key, match=q.MatchValue(value=value)))
+        if value is True:
+            # qdrant-edge-py 0.9.0 matches no point for MatchValue(True) (a Python bool
+            # arrives as an int); the memory only ever writes such a flag as True and
+            # removes it otherwise, so "the key is there" is the same condition.
+            conditions.append(q.FieldCondition(key=key, is_empty=False))
+        else:
+            conditions.append(q.FieldCondition(key=key, match=q.MatchValue(value=value)))
     if where.ids is not None:
         conditions.append(q.HasIdCondition(point_ids={uuid.UUID(i) for i in where.ids}))
     return q.Filter(must=conditions) if conditions else None
@@ -287,14 +293,22 @@ class EdgeStore(VectorStore):
         self._temps: dict[str, CollectionSpec] = {}  # temp name (= shard dir) -> spec
         self._dirty = False
         self._closed = False
-        pointer = self._read_pointer()
-        self._collections: dict[str, dict[str, Any]] = pointer
+        self._lock_fd: int | None = None
+        self._collections: dict[str, dict[str, Any]] = {}
         try:
-            for entry in pointer.values():
+            # The engine locks each shard's WAL: a second process fails here, on its lock.
+            for entry in self._read_pointer().values():
                 self._load(entry["shard"])
+            # The folder's own lock covers the pointer file (and a folder with no shard yet).
+            self._lock_folder()
+            self._collections = self._read_pointer()
+            for entry in self._collections.values():
+                if entry["shard"] not in self._shards:
+                    self._load(entry["shard"])
         except BaseException:
             self.close()
             raise
+        pointer = self._collections
         # Leftovers of a build that never switched (a process killed mid-migration).
         referenced = {e["shard"] for e in pointer.values()}
         for leftover in sorted((self.folder / SHARDS_DIR).iterdir()):
@@ -302,6 +316,17 @@ class EdgeStore(VectorStore):
                 shutil.rmtree(leftover, ignore_errors=True)
 
     # -- pointer and shards ----------------------------------------------------------------
+    def _lock_folder(self) -> None:
+        import fcntl
+
+        fd = os.open(self.folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise _locked_error(self.folder) from None
+        self._lock_fd = fd
+
     def _read_pointer(self) -> dict[str, dict[str, Any]]:
         if not self._pointer_path.exists():
             return {}
@@ -516,6 +541,7 @@ class EdgeStore(VectorStore):
     def optimize(self) -> None:
         for shard in self._shards.values():
             shard.optimize()
+        self._dirty = False
 
     def compact(self, name: str) -> None:
         """Copy the live points of ``name`` into a fresh shard and switch to it: deleted
@@ -545,6 +571,8 @@ class EdgeStore(VectorStore):
         self._closed = True
         for shard in self._shards.values():
             try:
+                if self._dirty:
+                    shard.optimize()  # build indexes for what was written
                 shard.flush()
             finally:
                 shard.close()
@@ -554,6 +582,9 @@ class EdgeStore(VectorStore):
         for temp in list(self._temps):
             shutil.rmtree(self.folder / SHARDS_DIR / temp, ignore_errors=True)
         self._temps.clear()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor releases the lock
+            self._lock_fd = None
 
 
 # == qdrant-client: a server, or its local mode =============================================
