@@ -38,6 +38,11 @@ POINTER_FILE = "collections.json"
 SHARDS_DIR = "shards"
 _FORMAT = 2
 SCROLL_PAGE = 512
+#: HNSW settings of new Edge shards (see EdgeStore._config).
+HNSW_M = 0
+HNSW_PAYLOAD_M = 16
+HNSW_EF_CONSTRUCT = 100
+FULL_SCAN_KB = 10_000
 
 
 class StoreLocked(RuntimeError):
@@ -348,6 +353,11 @@ class EdgeStore(VectorStore):
             vectors={DENSE: q.EdgeVectorParams(size=spec.dim,
                                                distance=_edge_distance(spec.distance))},
             sparse_vectors={LEXICAL: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
+            # Every read is filtered to one user: no global graph (m=0), one HNSW graph per
+            # user_id value instead (payload_m), as Qdrant recommends for multitenancy.
+            hnsw_config=q.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT,
+                                          full_scan_threshold=FULL_SCAN_KB,
+                                          payload_m=HNSW_PAYLOAD_M),
             max_search_threads=self._threads,
         )
 
