@@ -600,7 +600,8 @@ class SemanticMemory:
                 elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Mapping):
                     text, metadata = item
                 else:
-                    raise ValueError(f"expected a text or (text, metadata), got {item!r}")
+                    raise ValueError("expected a string (or a (text, metadata) pair), got "
+                                     f"{type(item).__name__}: {item!r:.80}")
                 text = _check_memory_text("text", text)
                 checked.pop(pid := point_id(self.user_id, text), None)
                 checked[pid] = (text, _check_metadata(metadata))
