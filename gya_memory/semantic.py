@@ -438,7 +438,7 @@ class SemanticMemory:
     def _points(self, embedder: Embedder, vectors: np.ndarray, ids: list[str],
                 payloads: list[dict[str, Any]]) -> list[PointData]:
         return [PointData(pid, vec, document_vector(str(p["text"]), p.get("created_at")), p)
-                for pid, vec, p in zip(ids, vectors.tolist(), payloads)]
+                for pid, vec, p in zip(ids, vectors, payloads)]
 
     def _migrate(self, name: str, embedder: Embedder, batch_size: int = BATCH_SIZE) -> int:
         """Re-embed every point of ``name`` (all users) with ``embedder``; returns how many.

@@ -267,6 +267,11 @@ def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
         os.close(dir_fd)
 
 
+def _floats(vector: Any) -> list[float]:
+    """A vector as a list of floats (a numpy row's ``tolist()`` is the fast way)."""
+    return vector.tolist() if hasattr(vector, "tolist") else [float(x) for x in vector]
+
+
 def _found_from_edge(point: Any, score: float | None = None) -> Found:
     vector = sparse = None
     raw = getattr(point, "vector", None)
@@ -448,7 +453,7 @@ class EdgeStore(VectorStore):
         shard = self._shard(name)
         shard.update(q.UpdateOperation.upsert_points([
             q.Point(uuid.UUID(p.id), {
-                DENSE: [float(x) for x in p.vector],
+                DENSE: _floats(p.vector),
                 LEXICAL: q.SparseVector(indices=list(p.sparse.indices),
                                         values=list(p.sparse.values)),
             }, p.payload)
@@ -508,7 +513,7 @@ class EdgeStore(VectorStore):
     def dense(self, name: str, vector: Sequence[float], limit: int, where: Where) -> list[Found]:
         q = _edge()
         points = self._shard(name).query(q.QueryRequest(
-            limit=limit, query=q.Query.Nearest([float(x) for x in vector], using=DENSE),
+            limit=limit, query=q.Query.Nearest(_floats(vector), using=DENSE),
             filter=_edge_filter(where), with_payload=True))
         return [_found_from_edge(p) for p in points]
 
@@ -528,7 +533,7 @@ class EdgeStore(VectorStore):
         q = _edge()
         flt = _edge_filter(where)
         prefetches = [q.Prefetch(limit=fusion.pool,
-                                 query=q.Query.Nearest([float(x) for x in vector], using=DENSE),
+                                 query=q.Query.Nearest(_floats(vector), using=DENSE),
                                  filter=flt, score_threshold=dense_floor)]
         if len(sparse):
             prefetches.append(q.Prefetch(
@@ -754,7 +759,7 @@ class ClientStore(VectorStore):
             return
         m = _models()
         self.client.upsert(self._physical(name), points=[
-            m.PointStruct(id=p.id, vector={DENSE: [float(x) for x in p.vector],
+            m.PointStruct(id=p.id, vector={DENSE: _floats(p.vector),
                                            LEXICAL: _client_sparse(p.sparse)},
                           payload=p.payload)
             for p in points
@@ -802,7 +807,7 @@ class ClientStore(VectorStore):
 
     def dense(self, name: str, vector: Sequence[float], limit: int, where: Where) -> list[Found]:
         response = self.client.query_points(
-            self._physical(name), query=[float(x) for x in vector], using=DENSE, limit=limit,
+            self._physical(name), query=_floats(vector), using=DENSE, limit=limit,
             query_filter=_client_filter(where), with_payload=True)
         return [_found_from_client(p) for p in response.points]
 
@@ -818,7 +823,7 @@ class ClientStore(VectorStore):
                where: Where, fusion: FusionSpec, dense_floor: float | None) -> list[Found]:
         m = _models()
         flt = _client_filter(where)
-        prefetch = [m.Prefetch(query=[float(x) for x in vector], using=DENSE, filter=flt,
+        prefetch = [m.Prefetch(query=_floats(vector), using=DENSE, filter=flt,
                                limit=fusion.pool, score_threshold=dense_floor)]
         if len(sparse):
             prefetch.append(m.Prefetch(query=_client_sparse(sparse), using=LEXICAL, filter=flt,
