@@ -548,6 +548,11 @@ class EdgeStore(VectorStore):
             limit=limit, prefetches=prefetches, query=query, filter=flt, with_payload=True))
         return [_found_from_edge(p) for p in points]
 
+    def info(self, name: str) -> Any:
+        """The engine's ``ShardInfo`` of ``name``: segments, points, indexed vectors, payload
+        indexes."""
+        return self._shard(name).info()
+
     # -- upkeep ----------------------------------------------------------------------------
     def flush(self) -> None:
         for shard in self._shards.values():
