@@ -710,6 +710,11 @@ class ClientStore(VectorStore):
 
     def build(self, name: str, spec: CollectionSpec) -> str:
         m = _models()
+        if name not in self._aliases() and self.client.collection_exists(name):
+            raise ValueError(
+                f"the server has a collection named {name!r} that is not an alias: it was made "
+                "by an earlier gya_memory (one unnamed vector, no sparse vector). Use another "
+                "collection name, or delete that collection after exporting its memories.")
         temp = f"{name}__v{uuid.uuid4().hex[:12]}"
         self.client.create_collection(
             temp,
