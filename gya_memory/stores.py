@@ -306,9 +306,12 @@ class EdgeStore(VectorStore):
         self._lock_fd: int | None = None
         self._collections: dict[str, dict[str, Any]] = {}
         try:
+            if self._is_legacy():
+                self._import_legacy()
             # The engine locks each shard's WAL: a second process fails here, on its lock.
             for entry in self._read_pointer().values():
-                self._load(entry["shard"])
+                if entry["shard"] not in self._shards:
+                    self._load(entry["shard"])
             # The folder's own lock covers the pointer file (and a folder with no shard yet).
             self._lock_folder()
             self._collections = self._read_pointer()
@@ -324,6 +327,56 @@ class EdgeStore(VectorStore):
         for leftover in sorted((self.folder / SHARDS_DIR).iterdir()):
             if leftover.name not in referenced:
                 shutil.rmtree(leftover, ignore_errors=True)
+
+    # -- a folder of an earlier version ----------------------------------------------------
+    def _is_legacy(self) -> bool:
+        return (not self._pointer_path.exists() and (self.folder / "meta.json").is_file()
+                and (self.folder / "collection").is_dir())
+
+    def _import_legacy(self) -> None:
+        """Copy the collections of a folder written by an earlier gya_memory (qdrant-client's
+        local mode: ``meta.json``, ``collection/``) into Edge shards, vectors, payloads and
+        fingerprints as they were, then delete the old files (each collection is checked by
+        its count first; an interrupted import starts again on the next open)."""
+        from qdrant_client import QdrantClient
+
+        from .sparse import document_vector
+
+        try:
+            client = QdrantClient(path=str(self.folder))
+        except RuntimeError as exc:
+            if "already accessed" in str(exc):
+                raise _locked_error(self.folder) from None
+            raise
+        try:
+            for described in client.get_collections().collections:
+                info = client.get_collection(described.name)
+                params = info.config.params.vectors
+                if not hasattr(params, "size"):
+                    continue  # named vectors: not a collection of gya_memory
+                spec = CollectionSpec(params.size, str(params.distance.value).lower(),
+                                      dict(info.config.metadata or {}))
+                temp = self.build(described.name, spec)
+                n, offset = 0, None
+                while True:
+                    records, offset = client.scroll(described.name, limit=SCROLL_PAGE,
+                                                    offset=offset, with_payload=True,
+                                                    with_vectors=True)
+                    batch = []
+                    for r in records:
+                        payload = dict(r.payload or {})
+                        batch.append(PointData(str(r.id), list(r.vector), document_vector(
+                            str(payload.get("text", "")), payload.get("created_at")), payload))
+                    self.upsert(temp, batch)
+                    n += len(batch)
+                    if offset is None:
+                        break
+                self.switch(described.name, temp, expected=n)
+        finally:
+            client.close()
+        for name in ("collection", "meta.json"):  # copied and counted: the texts go
+            path = self.folder / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
 
     # -- pointer and shards ----------------------------------------------------------------
     def _lock_folder(self) -> None:

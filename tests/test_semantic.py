@@ -526,3 +526,32 @@ def test_erase_user_leaves_no_byte_of_their_texts_in_the_folder(folder: Path) ->
     assert b"KEEP-ME" in blobs
     with SemanticMemory(folder, embedder=TFIDFEmbedder(), user_id="u2") as keep:
         assert [m.text for m in keep.all()] == ["KEEP-ME 用户叫李四"]
+
+
+def test_a_folder_of_the_earlier_embedded_store_is_imported(folder: Path) -> None:
+    """A folder written by qdrant-client's local mode (what earlier versions used) is copied
+    into Qdrant Edge on first open: vectors, payloads and the fingerprint as they were."""
+    from dataclasses import asdict
+
+    from qdrant_client import QdrantClient, models
+
+    tfidf = TFIDFEmbedder()
+    client = QdrantClient(path=str(folder))
+    client.create_collection(
+        "memories", vectors_config=models.VectorParams(size=tfidf.dim,
+                                                        distance=models.Distance.COSINE),
+        metadata={"gya_memory": {"fingerprint": asdict(tfidf.fingerprint), "format": 1}})
+    texts = ARTICLE + ["Order A7-2291 is still in transit"]
+    client.upsert("memories", points=models.Batch(
+        ids=[point_id("u1", t) for t in texts], vectors=tfidf.embed_documents(texts).tolist(),
+        payloads=[{"text": t, "user_id": "u1", "created_at": "2026-05-01T09:00:00+08:00"}
+                  for t in texts]))
+    client.close()
+    with SemanticMemory(folder, embedder=tfidf, user_id="u1") as mem:
+        assert mem.count() == 5
+        assert mem.retrieve("戒咖啡", top_k=1, min_score=0.0)[0].text == COFFEE
+        assert mem.retrieve("A7-2291", mode="lexical")[0].text == texts[-1]
+        assert mem.retrieve("what did I tell you in May?", mode="lexical", top_k=5)
+    assert not (folder / "meta.json").exists() and not (folder / "collection").exists()
+    with pytest.raises(EmbedderMismatch):  # the fingerprint came along
+        SemanticMemory(folder, embedder=HashEmbedder(64), user_id="u1")
