@@ -9,7 +9,9 @@ Each module holds one idea from the series and can be read on its own:
 - ``episodic``     episodic memory (情节记忆): structured facts in SQLite
 - ``embeddings``   text to vectors: local e5, Ollama, OpenAI-compatible, TF-IDF fallback
 - ``semantic``     semantic memory (语义记忆): memories found by meaning, in Qdrant
-- ``lexical``      BM25 for Chinese and English, reciprocal rank fusion
+- ``stores``       the vector store under it: Qdrant Edge in-process, or qdrant-client
+- ``sparse``       sparse lexical vectors (BM25 weights, month tokens) for Qdrant
+- ``lexical``      the tokenizer for Chinese and English; BM25 and RRF written out
 - ``calibration``  the labelled bilingual set, and choosing a threshold per embedder
 - ``plots``        score bars, heatmaps, distributions (with a CJK font)
 - ``llm``          the chat model: local Qwen2.5-Coder-1.5B, or an OpenAI-compatible server

@@ -247,25 +247,20 @@ def collections_table(memory: Any) -> list[dict[str, Any]]:
     (primary and ``__fallback``) that exists, with the model its fingerprint names, the
     vector size, how many points this user has there, and how many were written there
     during an outage (``degraded_write``). Shows that two models never share one."""
-    from qdrant_client import models
+    from .stores import Where
 
-    client = memory.client
+    store = memory.backend
     rows = []
     for name in (memory.collection, memory.fallback_collection):
-        if not client.collection_exists(name):
+        if not store.exists(name):
             continue
-        info = client.get_collection(name)
-        fingerprint = (info.config.metadata or {}).get("gya_memory", {}).get("fingerprint", {})
-        user = models.FieldCondition(key="user_id",
-                                     match=models.MatchValue(value=memory.user_id))
-        outage = models.FieldCondition(key="degraded_write",
-                                       match=models.MatchValue(value=True))
-        count = client.count(name, count_filter=models.Filter(must=[user]), exact=True).count
-        during = client.count(name, count_filter=models.Filter(must=[user, outage]),
-                              exact=True).count
+        spec = store.spec(name)
+        fingerprint = spec.metadata.get("gya_memory", {}).get("fingerprint", {})
+        user = Where(user_id=memory.user_id)
+        outage = Where(user_id=memory.user_id, equal=(("degraded_write", True),))
         rows.append({"collection": name, "model": fingerprint.get("model"),
-                     "dim": info.config.params.vectors.size, "points": count,
-                     "written during outage": during,
+                     "dim": spec.dim, "points": store.count(name, user),
+                     "written during outage": store.count(name, outage),
                      "in use": name == memory.active_collection})
     return rows
 
@@ -502,10 +497,11 @@ def _store_child(folder: str, user_id: str, texts_json: str) -> None:
 
 # -- Qdrant: a folder held open by another process ----------------------------------------
 class HeldFolder:
-    """A child process that opens the embedded Qdrant folder ``folder`` with a client and
-    keeps it open, so the folder stays locked (as another kernel with an open
+    """A child process that opens the memory folder ``folder`` (Qdrant Edge,
+    :class:`~gya_memory.stores.EdgeStore`) and keeps it open, so its shards' write-ahead
+    logs stay locked (as another kernel with an open
     :class:`~gya_memory.semantic.SemanticMemory` would), until :meth:`release` (it closes
-    the client and exits) or :meth:`kill` (``kill -9``: nothing is closed).
+    the store and exits) or :meth:`kill` (``kill -9``: nothing is closed).
 
     >>> with HeldFolder("_data/08/qdrant") as other:       # doctest: +SKIP
     ...     SemanticMemory("_data/08/qdrant")              # raises StoreLocked
@@ -550,13 +546,13 @@ class HeldFolder:
 
 
 def _hold_child(folder: str) -> None:
-    from qdrant_client import QdrantClient
+    from .stores import EdgeStore
 
-    client = QdrantClient(path=folder)
+    store = EdgeStore(folder)
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     if sys.stdin.readline().strip() == "close":
-        client.close()
+        store.close()
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -1,4 +1,10 @@
-"""Lexical recall: BM25 over memory texts, and reciprocal rank fusion (RRF).
+"""Lexical recall: the tokenizer, BM25 from scratch, and reciprocal rank fusion (RRF).
+
+:func:`tokenize` is what the semantic memory indexes: :mod:`gya_memory.sparse` turns its
+tokens into sparse vectors, and Qdrant computes BM25 (IDF included) and fuses it with the
+dense ranking inside the engine. :class:`BM25` and :func:`rrf` below are the same ideas
+written out in plain Python, to read and to test against; ``SemanticMemory`` does not use
+them.
 
 Dense vectors match meaning ("饮食" finds the coffee memory) but blur what has no meaning
 to a language model: order ids, rare names, numbers, dates. BM25 is the opposite: it

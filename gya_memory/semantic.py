@@ -5,18 +5,23 @@ text, the ``user_id`` and any metadata are the payload. Recall embeds the questi
 Qdrant for the nearest points of that user (``query_points``), so "我最近饮食上有什么要注意
 的吗？" finds "最近在戒咖啡，想少喝一点" although no word is shared. ``mode="lexical"`` ranks
 by BM25 instead (rare names, order ids, dates), and ``mode="hybrid"`` fuses both rankings
-with reciprocal rank fusion (see :mod:`gya_memory.lexical`).
+inside the engine (Qdrant's prefetch + fusion query). Each point carries a dense vector and a
+sparse lexical vector (:mod:`gya_memory.sparse`: the project's tokenizer, BM25 weights, IDF
+applied by Qdrant over this user's memories, plus month tokens so "what did I tell you in
+May?" finds May's memories).
 
 Where the points live:
 
-- by default in an embedded, persistent Qdrant inside the data folder
-  (``$GYA_DATA_DIR/qdrant``), so memories survive a kernel restart. The folder is locked
-  while a client has it open: one process at a time. In one process, every
-  :class:`SemanticMemory` on the same folder shares one client, so re-running a notebook
+- by default in Qdrant Edge, Qdrant's engine running inside this process, on the data
+  folder (``$GYA_DATA_DIR/qdrant``), so memories survive a kernel restart
+  (:class:`gya_memory.stores.EdgeStore`: HNSW, payload indexes, a write-ahead log). The
+  folder is locked while a process has it open (the WAL's lock). In one process, every
+  :class:`SemanticMemory` on the same folder shares one store, so re-running a notebook
   cell or opening two users side by side just works; another kernel gets
   :class:`StoreLocked` until this one calls :meth:`SemanticMemory.close`.
-- ``":memory:"``: in RAM only, gone when the object is (tests, throw-away demos).
-- a Qdrant server when ``QDRANT_URL`` (and ``QDRANT_API_KEY``) is set, or ``url=`` is given.
+- ``":memory:"``: qdrant-client's local mode, in RAM only (tests, throw-away demos).
+- a Qdrant server when ``QDRANT_URL`` (and ``QDRANT_API_KEY``) is set, or ``url=`` is given
+  (:class:`gya_memory.stores.ClientStore`): the same code, several processes at once.
 
 Point ids are ``uuid5(user_id + normalised text)``: storing the same memory again updates
 that point (in any process), where ``abs(hash(text)) % 10**12`` would change with every
@@ -24,7 +29,10 @@ process, because Python salts string hashes, and pile up duplicates.
 
 A collection holds vectors of one embedding model only. Its fingerprint (model, dim,
 distance) is kept in the collection's metadata; opening it with another embedder raises
-:class:`EmbedderMismatch` naming both, and :meth:`SemanticMemory.reembed` migrates it.
+:class:`EmbedderMismatch` naming both, and :meth:`SemanticMemory.reembed` migrates it. A
+migration builds the new collection under a temporary name, checks its count and then
+switches to it atomically; a process killed at any point leaves the old collection or the
+new one complete, never a mix.
 
 Degraded mode (⚠️): when the embedding service fails (:class:`EmbeddingUnavailable`) and
 the fallback is on (``GYA_EMBED_FALLBACK=1``, the default), the memory warns once with a
@@ -39,13 +47,14 @@ made during the outage back once the service is up again. With the fallback off 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import unicodedata
 import uuid
 import warnings
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -53,13 +62,27 @@ from typing import TYPE_CHECKING, Any, Literal
 from .checks import check_text as _check_text
 from .clock import Clock, system_clock
 from .config import get_settings
-from .lexical import BM25, rrf
+from .sparse import document_vector, query_vector
+from .stores import (
+    ClientStore,
+    CollectionSpec,
+    Found,
+    FusionSpec,
+    PointData,
+    StoreLocked,
+    VectorStore,
+    Where,
+    open_folder,
+    release_folder,
+)
 
-if TYPE_CHECKING:  # qdrant_client and numpy are imported when a memory is opened
+if TYPE_CHECKING:  # numpy is imported when a memory is opened
     import numpy as np
-    from qdrant_client import QdrantClient, models
 
     from .embeddings import Embedder, Fingerprint
+
+__all__ = ["DegradedWarning", "EmbedderMismatch", "Hit", "Memory", "SemanticMemory",
+           "StoreLocked", "normalise", "point_id"]
 
 MAX_TEXT_CHARS = 2000
 MAX_ID_CHARS = 128
@@ -68,19 +91,19 @@ DEFAULT_COLLECTION = "memories"
 DEFAULT_DIR_NAME = "qdrant"
 FALLBACK_SUFFIX = "__fallback"
 BATCH_SIZE = 64
-RRF_K = 60
+#: The fusion of hybrid search, chosen on the labelled set (benchmarks/bench_semantic.py,
+#: section 1): chosen on the even-numbered answerable queries, reported on the odd ones. All
+#: 26 fusions tried tie there at retrieve()'s operating point, so the textbook RRF stays.
+HYBRID_FUSION = FusionSpec(method="rrf", k=60, weights=(1.0, 1.0), pool=20)
 # Payload keys the memory writes itself; metadata may not use them.
 RESERVED_KEYS = frozenset({"text", "user_id", "created_at", "updated_at", "degraded_write"})
 # Fixed namespace of the point ids: the same (user, text) gives the same id everywhere.
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://gya-memory/semantic/point-id/v1")
 _META_KEY = "gya_memory"
 _COLLECTION_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 Mode = Literal["dense", "lexical", "hybrid"]
-
-
-class StoreLocked(RuntimeError):
-    """The memory folder is open in another client (another kernel or process)."""
 
 
 class EmbedderMismatch(ValueError):
@@ -104,7 +127,7 @@ class DegradedWarning(RuntimeWarning):
 @dataclass(frozen=True)
 class Hit:
     """One recalled memory. ``score``: cosine similarity for ``dense``, BM25 for
-    ``lexical``, the fused RRF score for ``hybrid``; higher is better in each."""
+    ``lexical``, the fused score for ``hybrid``; higher is better in each."""
 
     id: str
     score: float
@@ -132,6 +155,35 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
+def _check_chars(name: str, value: str) -> str:
+    if "\x00" in value:
+        raise ValueError(f"{name} contains a NUL character (\\x00); remove it")
+    for i, ch in enumerate(value):
+        if 0xD800 <= ord(ch) <= 0xDFFF:
+            raise ValueError(f"{name} contains a lone surrogate (U+{ord(ch):04X} at character "
+                             f"{i}), which is not valid Unicode text; decode the input "
+                             "properly")
+    return value
+
+
+def _check_memory_text(name: str, value: object) -> str:
+    return _check_chars(name, _check_text(name, value, MAX_TEXT_CHARS))
+
+
+def _check_user_id(user_id: object) -> str:
+    """A user id as given (never stripped): a non-empty string without surrounding spaces
+    or control characters."""
+    if not isinstance(user_id, str):
+        raise ValueError(f"user_id must be a string, got {type(user_id).__name__}: {user_id!r}")
+    _check_text("user_id", user_id, MAX_ID_CHARS)
+    if user_id != user_id.strip():
+        raise ValueError(f"user_id {user_id!r} has leading or trailing whitespace; "
+                         "give it without")
+    if _CONTROL_RE.search(user_id):
+        raise ValueError(f"user_id {user_id!r} contains a control character")
+    return _check_chars("user_id", user_id)
+
+
 def point_id(user_id: str, text: str) -> str:
     """The point id of ``text`` for ``user_id``: the same in every process and on every run.
 
@@ -140,14 +192,26 @@ def point_id(user_id: str, text: str) -> str:
     >>> point_id("u1", "用户叫张三") == point_id("u2", "用户叫张三")
     False
     """
-    user_id = _check_text("user_id", user_id, MAX_ID_CHARS)
-    text = _check_text("text", text, MAX_TEXT_CHARS)
+    user_id = _check_user_id(user_id)
+    text = _check_memory_text("text", text)
     return str(uuid.uuid5(ID_NAMESPACE, f"{user_id}\x1f{normalise(text)}"))
 
 
 def default_path() -> Path:
     """Where the memories live when neither a path nor a server is given."""
     return get_settings().data_dir / DEFAULT_DIR_NAME
+
+
+def _check_json_strings(name: str, value: Any) -> None:
+    if isinstance(value, str):
+        _check_chars(name, value)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_json_strings(f"{name}[{i}]", item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_json_strings(f"{name}[{key!r}]", str(key))
+            _check_json_strings(f"{name}[{key!r}]", item)
 
 
 def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
@@ -164,6 +228,8 @@ def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
                 f"metadata {key}={value!r} is not JSON (use str, int, float, bool, None, "
                 "lists and dicts of them)"
             ) from None
+        _check_chars(f"metadata key {key!r}", key)
+        _check_json_strings(f"metadata[{key!r}]", value)
     return dict(metadata)
 
 
@@ -173,58 +239,38 @@ def _check_top_k(top_k: object) -> int:
     return top_k
 
 
+def _check_batch_size(batch_size: object) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    return batch_size
+
+
+def _check_min_score(min_score: object) -> float | None:
+    if min_score is None:
+        return None
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)):
+        raise ValueError(f"min_score must be a number or None, got {min_score!r}")
+    if not math.isfinite(min_score):
+        raise ValueError(f"min_score must be a finite number, got {min_score!r}")
+    return float(min_score)
+
+
 def _describe(fp: Fingerprint) -> str:
     return f"{fp.model} ({fp.dim} dimensions, {fp.distance})"
 
 
-# -- clients: one per folder and process ---------------------------------------------------
-_open_folders: dict[str, tuple[QdrantClient, int]] = {}
-
-
-def _open_folder(folder: Path) -> QdrantClient:
-    from qdrant_client import QdrantClient
-
-    key = os.path.realpath(folder)
-    if key in _open_folders:
-        client, users = _open_folders[key]
-        _open_folders[key] = (client, users + 1)
-        return client
-    try:
-        client = QdrantClient(path=str(folder))
-    except RuntimeError as exc:
-        if "already accessed" not in str(exc):
-            raise
-        raise StoreLocked(
-            f"the memory folder {folder} is open in another client (another kernel or "
-            "process). Close it there with memory.close() or restart that kernel, then "
-            "try again; for several processes at once use a Qdrant server (QDRANT_URL)."
-        ) from None
-    _open_folders[key] = (client, 1)
-    return client
-
-
-def _release_folder(key: str) -> None:
-    client, users = _open_folders.get(key, (None, 0))
-    if client is None:
-        return
-    if users > 1:
-        _open_folders[key] = (client, users - 1)
-    else:
-        del _open_folders[key]
-        client.close()
-
-
-def _close_client(client: QdrantClient) -> None:
-    client.close()
+def _close_store(store: VectorStore) -> None:
+    store.close()
 
 
 # -- the memory ----------------------------------------------------------------------------
 class SemanticMemory:
     """The memories of one user in one Qdrant collection, recalled by meaning.
 
-    - ``path``: a folder for the embedded Qdrant (default ``$GYA_DATA_DIR/qdrant``) or
+    - ``path``: a folder for Qdrant Edge (default ``$GYA_DATA_DIR/qdrant``) or
       ``":memory:"``; ``url``/``api_key``: a Qdrant server instead (default: ``QDRANT_URL``
-      and ``QDRANT_API_KEY`` when no path is given).
+      and ``QDRANT_API_KEY`` when no path is given); ``store``: any
+      :class:`gya_memory.stores.VectorStore` (the caller closes it).
     - ``embedder``: default :func:`gya_memory.embeddings.get_embedder` (``GYA_EMBEDDER``).
     - ``user_id``: every read, count and deletion is limited to this user's points.
     - ``collection``: the Qdrant collection; ``<collection>__fallback`` is the degraded one.
@@ -232,6 +278,7 @@ class SemanticMemory:
       ``GYA_EMBED_FALLBACK``); ``clock``: timestamps ``created_at``/``updated_at``.
     - ``reembed``: if the collection was built by another embedder, re-embed it with this
       one instead of raising :class:`EmbedderMismatch`.
+    - ``fusion``: how ``mode="hybrid"`` fuses (default :data:`HYBRID_FUSION`).
 
     >>> mem = SemanticMemory(":memory:", user_id="user-001")     # doctest: +SKIP
     >>> mem.store("最近在戒咖啡，想少喝一点", subject="偏好")      # doctest: +SKIP
@@ -251,50 +298,55 @@ class SemanticMemory:
         fallback: bool | None = None,
         clock: Clock = system_clock,
         reembed: bool = False,
+        store: VectorStore | None = None,
+        fusion: FusionSpec = HYBRID_FUSION,
     ) -> None:
         from .embeddings import EmbeddingUnavailable, get_embedder
 
-        self.user_id = _check_text("user_id", user_id, MAX_ID_CHARS)
+        self._closed = True  # until the store is open
+        self.user_id = _check_user_id(user_id)
         if not isinstance(collection, str) or not _COLLECTION_RE.fullmatch(collection):
             raise ValueError(
                 f"collection must be 1-100 letters, digits, '_' or '-', got {collection!r}"
             )
-        if collection.endswith(FALLBACK_SUFFIX):
-            raise ValueError(f"collection names ending in {FALLBACK_SUFFIX!r} are reserved")
-        if path is not None and url is not None:
-            raise ValueError("give either path= (embedded Qdrant) or url= (a server), not both")
+        if collection.endswith(FALLBACK_SUFFIX) or "__v" in collection:
+            raise ValueError(f"collection names ending in {FALLBACK_SUFFIX!r} or containing "
+                             "'__v' are reserved")
+        if sum(x is not None for x in (path, url, store)) > 1:
+            raise ValueError("give either path= (embedded Qdrant) or url= (a server) or "
+                             "store=, not two")
+        if not isinstance(fusion, FusionSpec):
+            raise ValueError(f"fusion must be a FusionSpec, got {fusion!r}")
         settings = get_settings()
-        if path is None and url is None:
+        if path is None and url is None and store is None:
             url = settings.qdrant_url
             api_key = api_key if api_key is not None else settings.qdrant_api_key
         self.collection = collection
         self.fallback_collection = collection + FALLBACK_SUFFIX
         self.fallback = settings.embed_fallback if fallback is None else bool(fallback)
         self.clock = clock
+        self.fusion = fusion
         self.degraded_reason: str | None = None
-        self._bm25: tuple[BM25, dict[str, Hit]] | None = None
-        self._closed = False
 
         # Where the points live.
-        self._folder_key: str | None = None
-        if url is not None:
-            from qdrant_client import QdrantClient
-
+        if store is not None:
+            self.location = store.kind
+            self._store: VectorStore = store
+            self._finalizer = weakref.finalize(self, lambda: None)
+        elif url is not None:
             self.location = "server"
-            self._client = QdrantClient(url=url, api_key=api_key)
-            self._finalizer = weakref.finalize(self, _close_client, self._client)
+            self._store = ClientStore(url=url, api_key=api_key)
+            self._finalizer = weakref.finalize(self, _close_store, self._store)
         elif str(path) == ":memory:":
-            from qdrant_client import QdrantClient
-
             self.location = ":memory:"
-            self._client = QdrantClient(":memory:")
-            self._finalizer = weakref.finalize(self, _close_client, self._client)
+            self._store = ClientStore(location=":memory:")
+            self._finalizer = weakref.finalize(self, _close_store, self._store)
         else:
             folder = Path(path if path is not None else default_path()).expanduser()
             self.location = folder.name
-            self._client = _open_folder(folder)
-            self._folder_key = os.path.realpath(folder)
-            self._finalizer = weakref.finalize(self, _release_folder, self._folder_key)
+            self._store, key = open_folder(folder)
+            self._finalizer = weakref.finalize(self, release_folder, key)
+        self._closed = False
 
         try:
             if embedder is None:
@@ -331,61 +383,49 @@ class SemanticMemory:
         return self._active
 
     @property
-    def client(self) -> QdrantClient:
+    def backend(self) -> VectorStore:
+        """The vector store (shared by every memory of this process on the same folder)."""
         if self._closed:
             raise RuntimeError(f"{self!r} is closed; open a new SemanticMemory")
-        return self._client
+        return self._store
+
+    client = backend  # the name of earlier versions
 
     @property
     def is_local(self) -> bool:
-        return self.location != "server"
+        return self._store.exclusive
+
+    def _where(self, *, ids: list[str] | None = None, **equal: Any) -> Where:
+        """This user's points (every query goes through here), optionally only ``ids`` and
+        those whose payload has the ``equal`` values."""
+        return Where(user_id=self.user_id, ids=tuple(ids) if ids is not None else None,
+                     equal=tuple(equal.items()))
 
     # -- collections -----------------------------------------------------------------------
     def _exists(self, name: str) -> bool:
-        return self.client.collection_exists(name)
+        return self.backend.exists(name)
 
     def _stored_fingerprint(self, name: str) -> Fingerprint | None:
         from .embeddings import Fingerprint
 
-        meta = self.client.get_collection(name).config.metadata or {}
+        meta = self.backend.spec(name).metadata
         recorded = meta.get(_META_KEY, {}).get("fingerprint")
         return Fingerprint(**recorded) if recorded else None
 
-    def _create(self, name: str, embedder: Embedder) -> None:
-        from qdrant_client import models
-
+    @staticmethod
+    def _spec(embedder: Embedder) -> CollectionSpec:
         fp = embedder.fingerprint
-        self.client.create_collection(
-            name,
-            vectors_config=models.VectorParams(size=fp.dim, distance=_distance(fp.distance)),
-            metadata={_META_KEY: {"fingerprint": asdict(fp), "format": 1}},
-        )
-        if self._stored_fingerprint(name) != fp:
-            self.client.delete_collection(name)
-            raise RuntimeError(
-                "this Qdrant server does not keep collection metadata, where the embedder's "
-                "fingerprint is recorded; use a server that does (Qdrant 1.16 or newer)"
-            )
-        if not self.is_local:  # local mode has no payload indexes (and warns if asked)
-            self.client.create_payload_index(
-                name, "user_id",
-                field_schema=models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD,
-                                                       is_tenant=True),
-            )
+        return CollectionSpec(fp.dim, fp.distance.lower(),
+                              {_META_KEY: {"fingerprint": asdict(fp), "format": 2}})
 
     def _ensure_collection(self, name: str, embedder: Embedder, *, reembed: bool = False) -> None:
         """Create ``name`` for ``embedder``, or check that it was built by the same model."""
         wanted = embedder.fingerprint
         if not self._exists(name):
-            self._create(name, embedder)
+            self.backend.create(name, self._spec(embedder))
             return
         stored = self._stored_fingerprint(name)
         if stored == wanted:
-            return
-        if stored is None and self.client.count(name, exact=True).count == 0:
-            self.client.update_collection(
-                name, metadata={_META_KEY: {"fingerprint": asdict(wanted), "format": 1}}
-            )
             return
         if reembed:
             self._migrate(name, embedder)
@@ -396,57 +436,42 @@ class SemanticMemory:
             stored = Fingerprint(model="<no fingerprint recorded>", dim=-1, distance="?")
         raise EmbedderMismatch(name, stored, wanted)
 
-    def _scroll(self, name: str, flt: models.Filter | None = None,
-                with_vectors: bool = False) -> Iterator[models.Record]:
-        offset = None
-        while True:
-            records, offset = self.client.scroll(
-                name, scroll_filter=flt, limit=256, offset=offset,
-                with_payload=True, with_vectors=with_vectors,
-            )
-            yield from records
-            if offset is None:
-                return
-
-    def _upsert(self, name: str, ids: list[str], vectors: np.ndarray,
-                payloads: list[dict[str, Any]]) -> None:
-        from qdrant_client import models
-
-        self.client.upsert(
-            name, points=models.Batch(ids=ids, vectors=vectors.tolist(), payloads=payloads),
-            wait=True,
-        )
+    def _points(self, embedder: Embedder, vectors: np.ndarray, ids: list[str],
+                payloads: list[dict[str, Any]]) -> list[PointData]:
+        return [PointData(pid, vec, document_vector(str(p["text"]), p.get("created_at")), p)
+                for pid, vec, p in zip(ids, vectors, payloads)]
 
     def _migrate(self, name: str, embedder: Embedder, batch_size: int = BATCH_SIZE) -> int:
         """Re-embed every point of ``name`` (all users) with ``embedder``; returns how many.
 
-        Everything is embedded before the old collection is touched, so a failing embedder
-        leaves it as it was.
+        The new collection is built under a temporary name while the old one stays as it
+        was; only once the new one holds every point does ``name`` switch to it (atomically)
+        and the old one go. A failure or a kill at any point leaves the old one in use.
         """
-        records = list(self._scroll(name)) if self._exists(name) else []
-        ids = [str(r.id) for r in records]
-        payloads = [dict(r.payload or {}) for r in records]
-        texts = [p.get("text") for p in payloads]
-        if any(not isinstance(t, str) for t in texts):
+        records = list(self.backend.scroll(name)) if self._exists(name) else []
+        payloads = [r.payload for r in records]
+        if any(not isinstance(p.get("text"), str) for p in payloads):
             raise ValueError(f"collection {name!r} has points without a 'text' payload; "
                              "they can't be re-embedded")
-        batches = [
-            _as_matrix(embedder.embed_documents(texts[i : i + batch_size]),
-                       len(texts[i : i + batch_size]), embedder)
-            for i in range(0, len(texts), batch_size)
-        ]
-        if self._exists(name):
-            self.client.delete_collection(name)
-        self._create(name, embedder)
-        for n, vectors in enumerate(batches):
-            i = n * batch_size
-            self._upsert(name, ids[i : i + batch_size], vectors, payloads[i : i + batch_size])
-        self._bm25 = None
+        temp = self.backend.build(name, self._spec(embedder))
+        try:
+            for i in range(0, len(records), batch_size):
+                batch = payloads[i : i + batch_size]
+                texts = [p["text"] for p in batch]
+                vectors = _as_matrix(embedder.embed_documents(texts), len(texts), embedder)
+                self.backend.upsert(temp, self._points(
+                    embedder, vectors, [r.id for r in records[i : i + batch_size]], batch))
+            self.backend.switch(name, temp, expected=len(records))
+        except BaseException:
+            if self.backend.exists(temp):
+                self.backend.drop(temp)
+            raise
         return len(records)
 
     def reembed(self, embedder: Embedder, *, batch_size: int = BATCH_SIZE) -> int:
         """Re-embed the whole collection (every user's memories) with ``embedder`` and use it
         from now on. Returns how many memories were migrated."""
+        batch_size = _check_batch_size(batch_size)
         if self.degraded:
             raise ValueError("this memory is degraded; call recover() before reembed()")
         if embedder.degraded:
@@ -475,29 +500,33 @@ class SemanticMemory:
         self._switch_to_fallback(fb)
 
     def _switch_to_fallback(self, fb: Embedder) -> None:
-        name = self.fallback_collection
         # The fallback collection is derived data: re-embed it if the TF-IDF model changed.
+        # Copying is an upsert of the same ids, so a copy cut short is completed next time.
+        name = self.fallback_collection
         self._ensure_collection(name, fb, reembed=True)
         if self._exists(self.collection):
             # Copy this user's memories from the primary collection (payloads need no
             # embedding service), except the writes made there during an earlier outage.
-            outage = {str(r.id) for r in self._scroll(name, self._filter(degraded_write=True))}
-            records = [r for r in self._scroll(self.collection, self._filter())
-                       if str(r.id) not in outage]
+            outage = {r.id for r in self.backend.scroll(name, self._where(degraded_write=True))}
+            records = [r for r in self.backend.scroll(self.collection, self._where())
+                       if r.id not in outage]
             for i in range(0, len(records), BATCH_SIZE):
                 batch = records[i : i + BATCH_SIZE]
-                texts = [str((r.payload or {})["text"]) for r in batch]
+                texts = [str(r.payload["text"]) for r in batch]
                 vectors = _as_matrix(fb.embed_documents(texts), len(texts), fb)
-                self._upsert(name, [str(r.id) for r in batch], vectors,
-                             [dict(r.payload or {}) for r in batch])
+                self.backend.upsert(name, self._points(fb, vectors, [r.id for r in batch],
+                                                       [r.payload for r in batch]))
+            self.backend.flush()
         self._embedder = fb
         self._active = name
-        self._bm25 = None
 
     def recover(self, embedder: Embedder | None = None) -> int:
         """Leave degraded mode: embed the memories written during the outage with the
         primary embedder (or ``embedder``), store them in the primary collection and use it
-        again. Returns how many were moved; raises EmbeddingUnavailable if still down."""
+        again. Returns how many were moved; raises EmbeddingUnavailable if still down.
+
+        Each batch is written to the primary collection before its ``degraded_write`` marks
+        are cleared, so a recovery cut short is finished by the next ``recover()``."""
         if not self.degraded:
             return 0
         primary = embedder if embedder is not None else self._primary
@@ -505,21 +534,22 @@ class SemanticMemory:
             raise ValueError("this memory started on the fallback; give the working "
                              "embedder: recover(embedder=...)")
         self._ensure_collection(self.collection, primary)
-        records = list(self._scroll(self.fallback_collection, self._filter(degraded_write=True)))
+        records = list(self.backend.scroll(self.fallback_collection,
+                                           self._where(degraded_write=True)))
         for i in range(0, len(records), BATCH_SIZE):
             batch = records[i : i + BATCH_SIZE]
-            payloads = [{k: v for k, v in (r.payload or {}).items() if k != "degraded_write"}
+            payloads = [{k: v for k, v in r.payload.items() if k != "degraded_write"}
                         for r in batch]
             vectors = _as_matrix(primary.embed_documents([p["text"] for p in payloads]),
                                  len(batch), primary)
-            ids = [str(r.id) for r in batch]
-            self._upsert(self.collection, ids, vectors, payloads)
-            self.client.delete_payload(self.fallback_collection, keys=["degraded_write"],
-                                       points=ids)
+            ids = [r.id for r in batch]
+            self.backend.upsert(self.collection, self._points(primary, vectors, ids, payloads))
+            self.backend.flush()
+            self.backend.delete_payload(self.fallback_collection, ids, ["degraded_write"])
+        self.backend.flush()
         self._primary = self._embedder = primary
         self._active = self.collection
         self.degraded_reason = None
-        self._bm25 = None
         return len(records)
 
     # -- embedding, with the fallback ------------------------------------------------------
@@ -555,33 +585,37 @@ class SemanticMemory:
     ) -> list[str]:
         """Store many memories, each a text or a ``(text, metadata)`` pair; returns the ids.
 
-        Every item is checked before anything is written. Embedding and writing go in
-        batches of ``batch_size``. A text given twice is stored once (the last one wins).
+        Every item is checked before anything is written (an error names it: ``texts[64]``).
+        Embedding and writing go in batches of ``batch_size``; the writes are flushed to
+        disk before this returns. A text given twice is stored once (the last one wins).
         """
-        if isinstance(items, str):
+        batch_size = _check_batch_size(batch_size)
+        if isinstance(items, (str, bytes)):
             raise ValueError("store_many() takes a list of texts; for one text use store()")
         checked: dict[str, tuple[str, dict[str, Any]]] = {}
         for i, item in enumerate(items):
+            name = f"texts[{i}]"
             try:
                 if isinstance(item, str):
                     text, metadata = item, {}
                 elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Mapping):
                     text, metadata = item
                 else:
-                    raise ValueError(f"expected a text or (text, metadata), got {item!r}")
-                text = _check_text("text", text, MAX_TEXT_CHARS)
+                    raise ValueError("expected a string (or a (text, metadata) pair), got "
+                                     f"{type(item).__name__}: {item!r:.80}")
+                text = _check_memory_text("text", text)
                 checked.pop(pid := point_id(self.user_id, text), None)
                 checked[pid] = (text, _check_metadata(metadata))
             except ValueError as exc:
-                raise ValueError(f"item {i}: {exc}") from None
+                raise ValueError(f"{name}: {exc}") from None
         rows = list(checked.items())
         for i in range(0, len(rows), batch_size):
             batch = rows[i : i + batch_size]
             vectors = self._embed_documents([text for _, (text, _) in batch])
             name = self._active  # after embedding: a failure there may have switched it
             ids = [pid for pid, _ in batch]
-            known = {str(r.id): (r.payload or {}).get("created_at")
-                     for r in self.client.retrieve(name, ids=ids, with_payload=["created_at"])}
+            known = {pid: p.get("created_at")
+                     for pid, p in self.backend.payloads(name, ids, ["created_at"]).items()}
             payloads = []
             for pid, (text, metadata) in batch:
                 now = self._now()
@@ -590,8 +624,9 @@ class SemanticMemory:
                 if self.degraded:
                     payload["degraded_write"] = True
                 payloads.append(payload)
-            self._upsert(name, ids, vectors, payloads)
-        self._bm25 = None
+            self.backend.upsert(name, self._points(self._embedder, vectors, ids, payloads))
+        if rows:
+            self.backend.flush()
         return list(checked)
 
     def _now(self) -> str:
@@ -601,58 +636,32 @@ class SemanticMemory:
         return now.isoformat()
 
     # -- recall ----------------------------------------------------------------------------
-    def _filter(self, *, ids: list[str] | None = None, **equal: Any) -> models.Filter:
-        """This user's points (every query goes through here), optionally only ``ids`` and
-        those whose payload has the ``equal`` values."""
-        from qdrant_client import models
-
-        conditions: list[Any] = [
-            models.FieldCondition(key=key, match=models.MatchValue(value=value))
-            for key, value in {"user_id": self.user_id, **equal}.items()
-        ]
-        if ids is not None:
-            conditions.append(models.HasIdCondition(has_id=ids))
-        return models.Filter(must=conditions)
-
-    def _hit(self, point_id_: object, score: float, payload: Mapping[str, Any] | None,
-             source: str) -> Hit:
-        payload = dict(payload or {})
-        return Hit(id=str(point_id_), score=float(score), text=str(payload.get("text", "")),
-                   payload=payload, degraded=self.degraded, source=source)
+    def _hit(self, found: Found, source: str) -> Hit:
+        return Hit(id=found.id, score=found.score, text=str(found.payload.get("text", "")),
+                   payload=found.payload, degraded=self.degraded, source=source)
 
     def candidates(self, query: str, top_k: int = 10) -> list[Hit]:
         """The ``top_k`` nearest memories by cosine similarity, with no threshold (for tables
         and plots of the scores)."""
-        query = _check_text("query", query, MAX_TEXT_CHARS)
+        query = _check_memory_text("query", query)
         top_k = _check_top_k(top_k)
         vector = self._embed_query(query)
         name = self._active
         if not self._exists(name):
             return []
-        response = self.client.query_points(
-            name, query=vector.tolist(), limit=top_k, query_filter=self._filter(),
-            with_payload=True,
-        )
-        return [self._hit(p.id, p.score, p.payload, "dense") for p in response.points]
+        return [self._hit(f, "dense")
+                for f in self.backend.dense(name, vector.tolist(), top_k, self._where())]
 
     def lexical(self, query: str, top_k: int = 10) -> list[Hit]:
-        """Memories sharing words (Chinese: characters and bigrams) with ``query``, by BM25."""
-        query = _check_text("query", query, MAX_TEXT_CHARS)
+        """Memories sharing words (Chinese: characters and bigrams) or a month with
+        ``query``, by BM25 (Qdrant's sparse index, IDF over this user's memories)."""
+        query = _check_memory_text("query", query)
         top_k = _check_top_k(top_k)
-        index, by_id = self._lexical_index()
-        return [replace(by_id[h.id], score=h.score) for h in index.search(query, top_k)]
-
-    def _lexical_index(self) -> tuple[BM25, dict[str, Hit]]:
-        # Built from this user's stored texts; kept until the next write. A server may have
-        # other writers, so there it is rebuilt for every query.
-        if self._bm25 is not None and self.is_local:
-            return self._bm25
-        records = list(self._scroll(self._active, self._filter())) if self._exists(
-            self._active) else []
-        records.sort(key=lambda r: (str((r.payload or {}).get("created_at", "")), str(r.id)))
-        by_id = {str(r.id): self._hit(r.id, 0.0, r.payload, "lexical") for r in records}
-        self._bm25 = (BM25((i, h.text) for i, h in by_id.items()), by_id)
-        return self._bm25
+        name = self._active
+        if not self._exists(name):
+            return []
+        return [self._hit(f, "lexical")
+                for f in self.backend.lexical(name, query_vector(query), top_k, self._where())]
 
     def retrieve(self, query: str, top_k: int = 3, min_score: float | None = None, *,
                  mode: Mode = "dense") -> list[Hit]:
@@ -661,30 +670,35 @@ class SemanticMemory:
         - ``dense``: cosine similarity of embeddings; hits below ``min_score`` (default: the
           embedder's calibrated ``threshold(query)``) are dropped.
         - ``lexical``: BM25 over the user's texts; only memories sharing a token come back.
-        - ``hybrid``: reciprocal rank fusion of the dense ranking (above ``min_score``) and
-          the BM25 ranking; ``score`` is the fused score.
+        - ``hybrid``: the dense ranking (above ``min_score``) and the BM25 ranking fused by
+          Qdrant in one query (:data:`HYBRID_FUSION`); ``score`` is the fused score.
         """
         top_k = _check_top_k(top_k)
+        min_score = _check_min_score(min_score)
         if mode == "lexical":
             return self.lexical(query, top_k)
         if mode not in ("dense", "hybrid"):
             raise ValueError(f"mode must be 'dense', 'lexical' or 'hybrid', got {mode!r}")
-        pool = top_k if mode == "dense" else max(4 * top_k, 20)
-        candidates = self.candidates(query, pool)
-        floor = self._embedder.threshold(query) if min_score is None else float(min_score)
-        dense = [h for h in candidates if h.score >= floor]
         if mode == "dense":
-            return dense
-        lexical = self.lexical(query, pool)
-        found = {h.id: h for h in lexical} | {h.id: h for h in dense}
-        fused = rrf([[h.id for h in dense], [h.id for h in lexical]], k=RRF_K)
-        return [replace(found[i], score=s, source="hybrid") for i, s in fused[:top_k]]
+            candidates = self.candidates(query, top_k)
+            floor = self._embedder.threshold(query) if min_score is None else min_score
+            return [h for h in candidates if h.score >= floor]
+        query = _check_memory_text("query", query)
+        vector = self._embed_query(query)
+        floor = self._embedder.threshold(query) if min_score is None else min_score
+        name = self._active
+        if not self._exists(name):
+            return []
+        fusion = replace(self.fusion, pool=max(self.fusion.pool, top_k))
+        found = self.backend.hybrid(name, vector.tolist(), query_vector(query), top_k,
+                                    self._where(), fusion, floor)
+        return [self._hit(f, "hybrid") for f in found]
 
     def count(self) -> int:
         """How many memories this user has (in the collection in use)."""
         if not self._exists(self._active):
             return 0
-        return self.client.count(self._active, count_filter=self._filter(), exact=True).count
+        return self.backend.count(self._active, self._where())
 
     def __len__(self) -> int:
         return self.count()
@@ -693,10 +707,9 @@ class SemanticMemory:
         """Every memory of this user, oldest first."""
         if not self._exists(self._active):
             return []
-        records = list(self._scroll(self._active, self._filter()))
-        records.sort(key=lambda r: (str((r.payload or {}).get("created_at", "")), str(r.id)))
-        return [Memory(str(r.id), str((r.payload or {}).get("text", "")), dict(r.payload or {}))
-                for r in records]
+        records = list(self.backend.scroll(self._active, self._where()))
+        records.sort(key=lambda r: (str(r.payload.get("created_at", "")), r.id))
+        return [Memory(r.id, str(r.payload.get("text", "")), r.payload) for r in records]
 
     # -- forgetting ------------------------------------------------------------------------
     def forget(self, id: str | None = None, *, text: str | None = None,
@@ -704,37 +717,50 @@ class SemanticMemory:
         """Delete one memory (by ``id`` or by its ``text``) or all of this user's
         (``everything=True``); returns how many were deleted. Other users' memories are
         never touched. The deletion applies to the fallback collection too."""
-        from qdrant_client import models
-
         if sum([id is not None, text is not None, everything is True]) != 1:
             raise ValueError("forget() takes exactly one of id=, text= or everything=True")
         if id is not None:
             try:
-                flt = self._filter(ids=[str(uuid.UUID(str(id)))])
+                where = self._where(ids=[str(uuid.UUID(str(id)))])
             except ValueError:
                 raise ValueError(f"{id!r} is not a memory id (a UUID string)") from None
         elif text is not None:
-            flt = self._filter(ids=[point_id(self.user_id, text)])
+            where = self._where(ids=[point_id(self.user_id, text)])
         else:
-            flt = self._filter()
+            where = self._where()
         counts: dict[str, int] = {}
         for name in (self.collection, self.fallback_collection):
             if self._exists(name):
-                counts[name] = self.client.count(name, count_filter=flt, exact=True).count
-                self.client.delete(name, points_selector=models.FilterSelector(filter=flt),
-                                   wait=True)
-        self._bm25 = None
+                counts[name] = self.backend.delete(name, where)
+        self.backend.flush()
         if not everything and not any(counts.values()):
             what = f"id {id!r}" if id is not None else f"text {text!r}"
             raise ValueError(f"no memory with {what} for user {self.user_id!r}")
         return counts.get(self._active, 0) or max(counts.values(), default=0)
+
+    def erase_user(self) -> int:
+        """Delete every memory of this user from every collection of the store (primary,
+        fallback, unfinished migrations) and rewrite those collections, so that no byte of
+        the deleted texts stays in the store's files (Edge: a fresh shard without them, the
+        old shard and its write-ahead log removed). Returns how many memories (distinct
+        point ids) were removed. A server is asked to delete them; it frees the space by
+        itself."""
+        where = self._where()
+        removed: set[str] = set()
+        for name in self.backend.names():
+            ids = {r.id for r in self.backend.scroll(name, where)}
+            if ids:
+                self.backend.delete(name, where)
+                removed |= ids
+                self.backend.compact(name)
+        self.backend.flush()
+        return len(removed)
 
     # -- closing ---------------------------------------------------------------------------
     def close(self) -> None:
         """Release the store (for a folder: unlock it once no memory of this process uses it)."""
         if not self._closed:
             self._closed = True
-            self._bm25 = None
             self._finalizer()
 
     def __enter__(self) -> SemanticMemory:
@@ -749,18 +775,8 @@ class SemanticMemory:
         closed = ", closed" if getattr(self, "_closed", False) else ""
         return (f"SemanticMemory({getattr(self, 'location', '?')!r}, "
                 f"user_id={getattr(self, 'user_id', '?')!r}, "
-                f"collection={self.collection!r}, embedder={name!r}{state}{closed})")
-
-
-def _distance(name: str) -> models.Distance:
-    from qdrant_client import models
-
-    distances = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
-                 "euclid": models.Distance.EUCLID, "manhattan": models.Distance.MANHATTAN}
-    try:
-        return distances[name.lower()]
-    except KeyError:
-        raise ValueError(f"unknown distance {name!r}; one of {', '.join(distances)}") from None
+                f"collection={getattr(self, 'collection', '?')!r}, embedder={name!r}"
+                f"{state}{closed})")
 
 
 def _as_matrix(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:

