@@ -19,6 +19,7 @@ that it did not know?
 from __future__ import annotations
 
 import html
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -150,9 +151,12 @@ class MemoryAgent:
     """
 
     def __init__(self, memory: Any, llm: ChatLLM, policy: Policy = Policy(), *,
-                 gate: Gate | None = Gate(), system: str | None = None,
-                 max_tokens: int = 160) -> None:
+                 gate: Gate | None = Gate(), recall: Literal["dense", "hybrid"] = "dense",
+                 system: str | None = None, max_tokens: int = 160) -> None:
+        if recall not in ("dense", "hybrid"):
+            raise ValueError(f"recall must be 'dense' or 'hybrid', got {recall!r}")
         self.memory = memory
+        self.recall = recall
         self.llm = llm
         self.policy = policy
         self.gate = gate
@@ -165,8 +169,13 @@ class MemoryAgent:
         return replace(policy, min_score=self.memory.embedder.threshold(query))
 
     def retrieve(self, query: str, policy: Policy) -> list[Any]:
-        """Candidates for ``query``: more than ``top_k``, so the trace shows what was cut."""
-        return list(self.memory.candidates(query, top_k=max(2 * policy.top_k, 5)))
+        """Candidates for ``query``: more than ``top_k``, so the trace shows what was cut.
+        ``recall="hybrid"`` fuses the dense and the lexical ranking inside Qdrant (the dense
+        side already above the gate's floor; ``score`` is then the fused score)."""
+        top_k = max(2 * policy.top_k, 5)
+        if self.recall == "hybrid":
+            return list(self.memory.retrieve(query, top_k=top_k, mode="hybrid"))
+        return list(self.memory.candidates(query, top_k=top_k))
 
     def screen(self, question: str, candidates: Sequence[Any], query: str | None = None,
                policy: Policy | None = None) -> tuple[list[Any], list[GateDecision]]:
@@ -182,7 +191,8 @@ class MemoryAgent:
         superseded: list[Any] = []
         if policy.conflicts == "newest_wins":
             pool, superseded = newest_wins(pool, policy.conflict_key)
-        floor = recall_floor(self.memory.embedder, query or question)
+        floor = (-math.inf if self.recall == "hybrid"  # fused scores: the floor ran inside
+                 else recall_floor(self.memory.embedder, query or question))
         judge = self.llm if getattr(self.llm, "gives_probabilities", False) else None
         decisions = self.gate.apply(question, pool, floor=floor, judge=judge,
                                     pool=policy.top_k)

@@ -664,35 +664,44 @@ class SemanticMemory:
                 for f in self.backend.lexical(name, query_vector(query), top_k, self._where())]
 
     def retrieve(self, query: str, top_k: int = 3, min_score: float | None = None, *,
-                 mode: Mode = "dense") -> list[Hit]:
-        """The memories that best answer ``query``, best first, at most ``top_k``.
+                 mode: Mode = "dense", judge: Any = None) -> list[Hit]:
+        """The memories that pass the retrieval gate for ``query``, best first, at most
+        ``top_k`` (:mod:`gya_memory.gate`, the same gate :class:`MemoryAgent` uses).
 
         - ``dense``: cosine similarity of embeddings; hits below ``min_score`` (default: the
-          embedder's calibrated ``threshold(query)``) are dropped.
+          gate's recall-first floor for the query's language, :func:`gate.recall_floor`) are
+          dropped.
         - ``lexical``: BM25 over the user's texts; only memories sharing a token come back.
         - ``hybrid``: the dense ranking (above ``min_score``) and the BM25 ranking fused by
           Qdrant in one query (:data:`HYBRID_FUSION`); ``score`` is the fused score.
+
+        ``judge``: a chat model that reports token probabilities (``LocalLLM``); each hit is
+        then also judged for relevance, and only those it says *yes* to come back. Without
+        one, the floor alone decides: it cuts the clearly unrelated, and look-alikes pass.
         """
+        from .gate import Gate, passed, recall_floor
+
         top_k = _check_top_k(top_k)
         min_score = _check_min_score(min_score)
         if mode == "lexical":
             return self.lexical(query, top_k)
         if mode not in ("dense", "hybrid"):
             raise ValueError(f"mode must be 'dense', 'lexical' or 'hybrid', got {mode!r}")
-        if mode == "dense":
-            candidates = self.candidates(query, top_k)
-            floor = self._embedder.threshold(query) if min_score is None else min_score
-            return [h for h in candidates if h.score >= floor]
         query = _check_memory_text("query", query)
-        vector = self._embed_query(query)
-        floor = self._embedder.threshold(query) if min_score is None else min_score
-        name = self._active
-        if not self._exists(name):
-            return []
-        fusion = replace(self.fusion, pool=max(self.fusion.pool, top_k))
-        found = self.backend.hybrid(name, vector.tolist(), query_vector(query), top_k,
-                                    self._where(), fusion, floor)
-        return [self._hit(f, "hybrid") for f in found]
+        floor = recall_floor(self._embedder, query) if min_score is None else min_score
+        if mode == "dense":
+            found = self.candidates(query, top_k)
+        else:
+            vector = self._embed_query(query)
+            name = self._active
+            if not self._exists(name):
+                return []
+            fusion = replace(self.fusion, pool=max(self.fusion.pool, top_k))
+            found = [self._hit(f, "hybrid") for f in self.backend.hybrid(
+                name, vector.tolist(), query_vector(query), top_k, self._where(), fusion, floor)]
+            floor = -math.inf  # fused scores are not cosines; the floor was applied inside
+        decisions = Gate(pool=top_k).apply(query, found, floor=floor, judge=judge)
+        return passed(decisions)
 
     def count(self) -> int:
         """How many memories this user has (in the collection in use)."""
