@@ -343,12 +343,13 @@ class Answer:
 
 
 def distractors_used(scenario: Scenario, answer: str, placed: Sequence[str],
-                     question: str) -> list[str]:
+                     question: str, condition: str = "memory") -> list[str]:
     """The placed distractors whose own content (not shared with the question or a relevant
-    memory) appears in ``answer``."""
+    memory) appears in ``answer``. For a no-hit question every memory is a distractor."""
     answer_units = content_units(answer)
-    shared = content_units(question).union(*(content_units(t) for t in scenario.relevant_texts))
-    return [t for t in placed if t not in scenario.relevant_texts
+    relevant = scenario.relevant_texts if condition == "memory" else []
+    shared = content_units(question).union(*(content_units(t) for t in relevant))
+    return [t for t in placed if t not in relevant
             and (content_units(t) - shared) & answer_units]
 
 
@@ -357,7 +358,7 @@ def outcome(scenario: Scenario, condition: str, answer: str, placed: Sequence[st
     """The outcome of one answer (see the module docstring), whether it leaks a distractor,
     and the grounding check it rests on."""
     g = ground(answer, placed, question)
-    leaked = bool(distractors_used(scenario, answer, placed, question))
+    leaked = bool(distractors_used(scenario, answer, placed, question, condition))
     if condition == "memory":
         if scenario.states_facts(answer):
             return "used", leaked, g
@@ -399,6 +400,73 @@ def run_end_to_end(scenarios: Sequence[Scenario], stores: dict[str, Any],
             if progress is not None:
                 progress(answers[-1])
     return answers
+
+
+def check_label(scenario: Scenario, condition: str, answer: str, placed: Sequence[str],
+                question: str) -> str:
+    """The outcome the general grounding check (:func:`grounding.ground`, which knows
+    nothing of the scenario) gives an answer; the scenario only says which memories are
+    relevant, to tell ``used`` from ``misused``. Compared with hand labels in notebook 09."""
+    g = ground(answer, placed, question)
+    if g.invented:
+        return "invented"
+    relevant = set(scenario.relevant_texts) if condition == "memory" else set()
+    used = [placed[i] for i in g.used]
+    if any(t in relevant for t in used):
+        return "used"
+    if g.admits_unknown:
+        return "admits"
+    if used:
+        return "misused"
+    return "ignored" if condition == "memory" else "no facts"
+
+
+def load_answers(path: str | Path) -> list[Answer]:
+    """Answers stored by ``--json`` (or any list of dicts with the fields of
+    :class:`Answer`), with their outcomes computed again by the current rules."""
+    data = json.loads(Path(path).read_text("utf-8"))
+    raw = data["answers"] if isinstance(data, dict) else data
+    by_id = {s.id: s for s in load_scenarios()}
+    out = []
+    for a in raw:
+        s = by_id[a["scenario"]]
+        label, leaked, g = outcome(s, a["condition"], a["answer"], a["placed"], a["question"])
+        out.append(Answer(s.id, s.lang, a["condition"], a["question"], a["answer"],
+                          list(a["placed"]), label, leaked, g.invented, a.get("seconds", 0.0)))
+    return out
+
+
+def load_hand_labels(path: str | Path | None = None) -> dict[tuple[str, str, str], str]:
+    """Hand labels of stored answers: ``(run, scenario, condition) -> label``."""
+    if path is None:
+        raw = resources.files("gya_memory.data").joinpath("eval_hand_labels.json").read_text("utf-8")
+    else:
+        raw = Path(path).read_text("utf-8")
+    return {(x["run"], x["scenario"], x["condition"]): x["label"]
+            for x in json.loads(raw)["labels"]}
+
+
+def agreement(answers: Sequence[Answer], hand: dict[tuple[str, str, str], str], run: str) -> Any:
+    """The grounding check against the hand labels: a confusion table (hand labels down,
+    the check across) and, in ``.attrs``, the agreement and the share of invented answers
+    it catches."""
+    import pandas as pd
+
+    by_id = {s.id: s for s in load_scenarios()}
+    pairs = []
+    for a in answers:
+        key = (run, a.scenario, a.condition)
+        if key in hand:
+            mine = check_label(by_id[a.scenario], a.condition, a.answer, a.placed, a.question)
+            pairs.append((hand[key], mine))
+    table = pd.crosstab(pd.Series([h for h, _ in pairs], name="hand label"),
+                        pd.Series([m for _, m in pairs], name="grounding check"))
+    invented = [m for h, m in pairs if h == "invented"]
+    table.attrs["n"] = len(pairs)
+    table.attrs["agreement"] = _mean(h == m for h, m in pairs)
+    table.attrs["invented caught"] = _mean(m == "invented" for m in invented)
+    table.attrs["invented (hand)"] = len(invented)
+    return table
 
 
 def end_to_end_table(answers: Sequence[Answer]) -> Any:

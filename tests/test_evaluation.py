@@ -89,7 +89,7 @@ def test_outcomes_of_answers_without_a_relevant_memory(peanut: Scenario) -> None
     assert outcome(peanut, "no_hit", "你对青霉素过敏。", placed, q)[0] == "invented"
     assert outcome(peanut, "no_hit", "花粉季吃氯雷他定就行。", placed, q)[0] == "misused"
     assert outcome(peanut, "no_memory", "抗生素要遵医嘱。", [], peanut.question)[0] == "no facts"
-    assert distractors_used(peanut, "花粉季吃氯雷他定就行。", placed, q) == placed
+    assert distractors_used(peanut, "花粉季吃氯雷他定就行。", placed, q, "no_hit") == placed
 
 
 # -- the pipeline, with a real store and scripted answers ------------------------------------
