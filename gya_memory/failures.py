@@ -388,6 +388,7 @@ def _inspect(db: Path) -> tuple[str, dict[str, int | None], int | str]:
     """Open ``db`` like a restart (a hot journal is rolled back, a WAL is replayed) and
     check it; returns (integrity, rows per session, recall by subject)."""
     conn = sqlite3.connect(db)
+    secure_connection(conn)
     try:
         try:
             problems = [row[0] for row in conn.execute("PRAGMA integrity_check")]

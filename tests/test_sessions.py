@@ -180,7 +180,9 @@ def test_context_comes_from_the_same_session_only(db: Path) -> None:
         assert [m.seq for m in hit.before] == [1, 2] and [m.seq for m in hit.after] == [4, 5]
         assert all(m.session_id == "s1" for m in hit.before + hit.after)
         text = hit.as_text()
-        assert text.splitlines()[0].startswith("[session s1, 2026-09-01T09:")
+        assert text.splitlines()[0] == "<session_hit>"
+        assert text.splitlines()[1].startswith("(session s1, 2026-09-01T09:")
+        assert text.splitlines()[-1] == "</session_hit>"
         assert "> user: s1 message 3 target" in text
         assert hit.as_dict()["message"]["seq"] == 3
 
