@@ -46,6 +46,7 @@ def is_invisible(ch: str) -> bool:
         unicodedata.category(ch) == "Cf"
         or 0xFE00 <= code <= 0xFE0F
         or 0xE0100 <= code <= 0xE01EF
+        or 0xE0000 <= code <= 0xE007F
         or ch in _INVISIBLE_EXTRA
     )
 
