@@ -50,6 +50,7 @@ class SQLiteStore:
 
     schema_sql = ""
     contents = "data"
+    scrubbed = True  # False after a forget whose WAL checkpoint could not finish
     user_id: str
     clock: Clock
 
@@ -86,12 +87,15 @@ class SQLiteStore:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = FULL")
 
-    def _scrub(self) -> None:
+    def _scrub(self) -> bool:
         """After a delete: push the (zeroed) pages from the WAL into the file and empty the
-        WAL, so deleted text is in neither. Skipped while another connection reads."""
+        WAL, so deleted text is in neither. Returns False if another connection's open read
+        kept the checkpoint from finishing (the next checkpoint finishes the job)."""
         if self.path == ":memory:" or self.unsafe_no_journal:
-            return
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            return True
+        busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        self.scrubbed = busy == 0
+        return self.scrubbed
 
     @property
     def journal_mode(self) -> str:
