@@ -51,6 +51,7 @@ Write-time scanning (写入时扫描)
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -578,6 +579,19 @@ def default_folder() -> Path:
     return get_settings().data_dir / DEFAULT_FOLDER_NAME
 
 
+_TOMBSTONE = ".erased-"
+
+
+def _remove_tombstones(base: Path) -> None:
+    """Finish erasures a killed process left halfway (renamed, not yet deleted)."""
+    try:
+        stale = [p for p in base.iterdir() if p.name.startswith(_TOMBSTONE) and p.is_dir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for p in stale:
+        shutil.rmtree(p, ignore_errors=True)
+
+
 def user_folder_name(user_id: str) -> str:
     """The folder of one user's files under the base folder: ``user-`` and the id,
     percent-encoded so that any id is one safe folder name (``alice`` → ``user-alice``)."""
@@ -606,6 +620,8 @@ class CuratedMemory:
         self.user_id = None if user_id is None else check_user_id(user_id)
         self.folder = base if self.user_id is None else base / user_folder_name(self.user_id)
         self.clock = clock
+        if self.user_id is not None:
+            _remove_tombstones(base)
         self.memory = MemoryFile(self.folder / MEMORY_FILE, memory_cap, MEMORY_TITLE,
                                  lock_timeout=lock_timeout, tag=MEMORY_TAG)
         self.user = MemoryFile(self.folder / USER_FILE, user_cap, USER_TITLE,
@@ -633,13 +649,27 @@ class CuratedMemory:
         )
 
     def erase(self) -> int:
-        """Delete both files, their locks and temp files, and the folder if it is then
-        empty (a per-user folder). Returns how many entries were deleted."""
-        removed = self.memory.erase() + self.user.erase()
-        try:
-            self.folder.rmdir()
-        except OSError:
-            pass  # not there, or holds other files
+        """Delete both files, their locks and temp files. Returns how many entries were
+        deleted.
+
+        A per-user folder goes in one atomic step: it is renamed to a hidden tombstone
+        (``.erased-user-...``) first, so a crash halfway leaves the user's files either all
+        there or all gone from view; the tombstone is then deleted, or by the next
+        ``CuratedMemory`` opened on the same base folder if the process died first."""
+        if self.user_id is None:
+            return self.memory.erase() + self.user.erase()
+        removed = len(self.memory.entries()) + len(self.user.entries())
+        if not self.folder.exists():
+            return 0
+        with _file_lock(self.memory.lock_path, self.memory.lock_timeout, self.memory.name), \
+                _file_lock(self.user.lock_path, self.user.lock_timeout, self.user.name):
+            removed = len(self.memory.entries()) + len(self.user.entries())
+            tombstone = self.folder.with_name(f"{_TOMBSTONE}{self.folder.name}-{os.getpid()}-"
+                                              f"{time.monotonic_ns()}")
+            os.rename(self.folder, tombstone)
+            _fsync_folder(self.folder.parent)
+        shutil.rmtree(tombstone, ignore_errors=True)
+        _fsync_folder(self.folder.parent)
         return removed
 
     def __repr__(self) -> str:
