@@ -228,9 +228,10 @@ BLOCKED = "BLOCKED: this entry looks like a prompt injection and is not shown ({
 
 
 def _render_block(title: str, text: str, usage: str, tag: str = "entries") -> str:
-    """A heading, then the entries fenced as data (:mod:`gya_memory.fence`): one numbered
-    line each, so no entry can forge a heading, a tag or another entry."""
-    body = fence(tag, _parse(text)) if text else "(empty)"
+    """A heading, then the entries fenced as data (:mod:`gya_memory.fence`): one ``- `` line
+    each, so no entry can forge a heading, a tag or another entry. (Bullets, not numbers:
+    the small local model used the profile less reliably when it was numbered.)"""
+    body = fence(tag, _parse(text), numbered=False) if text else "(empty)"
     return f"## {title} [{usage}]\n{body}"
 
 

@@ -434,7 +434,8 @@ def _rule_findings(text: str, seen: set[str], prefix: str = "") -> list[Finding]
             continue
         if match.end() > match.start():
             a, b = folded.origin[match.start()], folded.origin[match.end() - 1] + 1
-            excerpt = text[a:b].strip() or match.group(0).strip()
+            shown = "".join(ch for ch in text[a:b] if not (is_invisible(ch) or ch in BIDI_CHARS))
+            excerpt = shown.strip() or match.group(0).strip()
         else:
             excerpt = match.group(0)
         seen.add(rule.name)
