@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import numbers
 import re
 import unicodedata
 from urllib.parse import urlsplit, urlunsplit
@@ -82,16 +83,16 @@ def check_count(name: str, value: object, low: int = 1, high: int | None = None)
         kind = f"an int from {low:,} to {high:,}"
     else:
         kind = "a positive int" if low == 1 else f"an int of at least {low:,}"
-    if (isinstance(value, bool) or not isinstance(value, int) or value < low
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low
             or (high is not None and value > high)):
         raise ValueError(f"{name} must be {kind}, got {type(value).__name__}: {value!r:.80}")
-    return value
+    return int(value)
 
 
 def check_finite(name: str, value: object, low: float | None = None,
                  high: float | None = None) -> float:
     """A finite number (NaN and ±inf refused; ``bool`` refused) within ``[low, high]``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number, got {type(value).__name__}: {value!r:.80}")
     number = float(value)
     if not math.isfinite(number):

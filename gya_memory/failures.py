@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from .embeddings import Embedder, TFIDFEmbedder
+from .storage import secure_connection
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 KILLED = 137
