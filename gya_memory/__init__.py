@@ -22,6 +22,7 @@ Each module holds one idea from the series and can be read on its own:
 - ``injection``    prompt-injection scanning: normalise, then match paraphrase families
 - ``fence``        stored text into a prompt as data: one line, no tags, no forged entries
 - ``erasure``      forget_user(): one user's memories out of every store and every byte
+- ``faults``       fault injection: kill -9 a writer at random moments, check what survived
 - ``failures``     the failure paths, reproducible: fake services, crashes mid-write
 - ``examples``     the article's example data, in Chinese and English
 

@@ -278,6 +278,7 @@ def query_terms(query: object) -> list[str]:
         raise ValueError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
     if "\x00" in query:
         raise ValueError("query contains a NUL character (\\x00)")
+    check_text("query", query, MAX_QUERY_CHARS, strip=False)  # e.g. a lone surrogate
     cleaned = "".join(" " if _is_separator(ch) else ch for ch in query)
     terms: list[str] = []
     seen: set[str] = set()

@@ -449,3 +449,8 @@ def test_a_bad_message_is_named_by_index_and_nothing_is_written(store: SessionSt
 def test_padded_user_ids_are_refused(db: Path, bad: str) -> None:
     with pytest.raises(ValueError, match="user_id"):
         SessionStore(db, user_id=USER + bad if bad[0] != " " else bad + USER)
+
+
+def test_a_query_with_a_lone_surrogate_is_a_clear_error(store: SessionStore) -> None:
+    with pytest.raises(ValueError, match="query contains a lone surrogate"):
+        store.search("咖啡\udc80")
