@@ -4,8 +4,10 @@ For each path of :mod:`gya_memory.faults` (episodic ``add_many``, session append
 writes, ``forget_user``, semantic ``store_many``, ``reembed``, the fallback switch, and two
 concurrent writers on the episodic, session and curated stores) it runs ``--trials``
 trials. In each, a child process writes and prints one line after every write returns;
-the parent kills it with SIGKILL after a random delay (``random.Random(seed)``), then
-opens the store like a restart and checks:
+the parent kills it with SIGKILL after a random delay (``random.Random(seed)``; for the
+one-shot operations, ``forget_user``, ``reembed`` and the fallback switch, anywhere in 0-1.3x
+the operation's time, measured once per run), then opens the store like a restart and
+checks:
 
 - integrity (``PRAGMA integrity_check`` and the FTS5 index check for SQLite; the file
   parses for curated memory; the collection opens for Qdrant);

@@ -44,12 +44,14 @@ SEMANTIC_SEED_MEMORIES = 60
 PATHS = ("episodic_add_many", "session_append", "curated_write", "forget_user",
          "semantic_store_many", "reembed", "fallback_switch",
          "concurrent_episodic", "concurrent_sessions", "concurrent_curated")
-# How long after the child says READY the kill may come (seconds): the loops write for as
-# long as they live; the one-shot operations take about this long on a small machine.
+# How long after the child says READY the kill may come (seconds). The loops write for as
+# long as they live. A one-shot operation is timed once per run (:func:`calibrate`) and the
+# kill comes anywhere in 0-1.3x that time, so most kills land inside it and some after it.
 MAX_DELAY = {"episodic_add_many": 0.4, "session_append": 0.4, "curated_write": 0.4,
              "forget_user": 0.15, "semantic_store_many": 0.6, "reembed": 0.5,
              "fallback_switch": 3.5, "concurrent_episodic": 0.4, "concurrent_sessions": 0.4,
              "concurrent_curated": 0.4}
+ONE_SHOT = ("forget_user", "reembed", "fallback_switch")
 
 
 @dataclass(frozen=True)
@@ -391,8 +393,33 @@ def _reported(out: str) -> list[str]:
     return [ln[2:] for ln in lines[:-1] if ln.startswith("C ")]
 
 
-def run_trial(path: str, folder: Path, seed: int, template: Path | None = None) -> Trial:
-    """One kill -9 of a ``path`` writer in a fresh ``folder`` (copied from ``template``)."""
+def calibrate(path: str, folder: Path, template: Path | None = None) -> float:
+    """Seconds from READY to the first reported write of an unkilled ``path`` child."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if template is not None:
+        shutil.copytree(template, folder)
+    else:
+        prepare(path, folder)
+    proc = _spawn(path, folder, 0, "w1")
+    try:
+        _wait_ready(proc)
+        started = time.perf_counter()
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        took = time.perf_counter() - started
+        if not line.startswith("C "):
+            raise RuntimeError(f"the {path} writer reported nothing: {line!r}")
+        return took
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_trial(path: str, folder: Path, seed: int, template: Path | None = None,
+              max_delay: float | None = None) -> Trial:
+    """One kill -9 of a ``path`` writer in a fresh ``folder`` (copied from ``template``),
+    after a random delay of up to ``max_delay`` seconds (default :data:`MAX_DELAY`)."""
     if path not in PATHS:
         raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
     shutil.rmtree(folder, ignore_errors=True)
@@ -401,7 +428,7 @@ def run_trial(path: str, folder: Path, seed: int, template: Path | None = None) 
     else:
         prepare(path, folder)
     rng = random.Random(seed)
-    delay = rng.uniform(0.0, MAX_DELAY[path])
+    delay = rng.uniform(0.0, MAX_DELAY[path] if max_delay is None else max_delay)
     proc = _spawn(path, folder, seed, "w1")
     other = None
     try:
@@ -439,9 +466,12 @@ def make_template(path: str, root: Path) -> Path | None:
 def run_trials(path: str, trials: int, root: Path, seed: int = 0,
                progress: Callable[[Trial], None] | None = None) -> list[Trial]:
     template = make_template(path, root)
+    max_delay = None
+    if path in ONE_SHOT:
+        max_delay = 1.3 * calibrate(path, root / f"{path}-calibrate", template)
     results = []
     for i in range(trials):
-        trial = run_trial(path, root / f"{path}-trial", seed * 100_003 + i, template)
+        trial = run_trial(path, root / f"{path}-trial", seed * 100_003 + i, template, max_delay)
         results.append(trial)
         if progress is not None:
             progress(trial)
