@@ -21,6 +21,10 @@ Each module holds one idea from the series and can be read on its own:
 - ``procedural``   procedural memory (程序记忆): recipes you find and call
 - ``curated``      Hermes-style bounded MEMORY.md / USER.md with frozen snapshots
 - ``sessions``     Hermes-style session search: raw messages in SQLite FTS5 (trigram)
+- ``injection``    prompt-injection scanning: normalise, then match paraphrase families
+- ``fence``        stored text into a prompt as data: one line, no tags, no forged entries
+- ``erasure``      forget_user(): one user's memories out of every store and every byte
+- ``faults``       fault injection: kill -9 a writer at random moments, check what survived
 - ``failures``     the failure paths, reproducible: fake services, crashes mid-write
 - ``examples``     the article's example data, in Chinese and English
 

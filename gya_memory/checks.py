@@ -1,20 +1,122 @@
-"""Small input checks shared by the stores: a bad value gets a ValueError saying what is wrong."""
+"""Small input checks shared by the stores: a bad value gets a ValueError saying what is wrong.
+
+Every store (episodic, sessions, curated, procedural, semantic) and the context policy use
+the same few checks, so the same bad value gets the same answer everywhere:
+
+- :func:`check_user_id`: a user id is refused (not stripped) when it has leading or
+  trailing whitespace or any control character, so ``"alice "`` can never read or delete
+  ``"alice"``'s memories;
+- :func:`check_flag`: a yes/no argument must be a real ``bool`` (``"no"`` is not False);
+- :func:`check_count`: a count is an ``int`` from ``low`` to ``high`` (``bool`` refused);
+- :func:`check_finite`: a number is a finite ``int``/``float`` (NaN and inf refused);
+- :func:`check_text`: a non-empty string with no NUL and no lone surrogate, which names
+  the field (and the batch ``index``) in every message.
+
+:func:`redact_url` hides ``user:password@`` in a URL before it goes into a message.
+"""
 
 from __future__ import annotations
 
 import ipaddress
-from urllib.parse import urlsplit
+import math
+import numbers
+import re
+import unicodedata
+from urllib.parse import urlsplit, urlunsplit
+
+MAX_USER_ID_CHARS = 128
 
 
-def check_text(name: str, value: object, limit: int) -> str:
-    """``value`` stripped, if it is a non-empty string of at most ``limit`` characters."""
+def _where(name: str, index: int | None) -> str:
+    return name if index is None else f"item {index}: {name}"
+
+
+def check_text(name: str, value: object, limit: int, *, index: int | None = None,
+               strip: bool = True) -> str:
+    """``value`` (stripped unless ``strip=False``), if it is a non-empty string of at most
+    ``limit`` characters with no NUL character and no lone surrogate.
+
+    ``index`` names the item of a batch in the message (``item 3: fact ...``).
+    """
+    where = _where(name, index)
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, got {type(value).__name__}: {value!r}")
+        raise ValueError(f"{where} must be a string, got {type(value).__name__}: {value!r:.80}")
+    if len(value) > limit:  # before any scan of the text: a huge value costs nothing more
+        raise ValueError(f"{where} is {len(value):,} characters; the limit is {limit:,}")
     if not value.strip():
-        raise ValueError(f"{name} is empty; give it some text")
-    if len(value) > limit:
-        raise ValueError(f"{name} is {len(value):,} characters; the limit is {limit:,}")
-    return value.strip()
+        raise ValueError(f"{where} is empty; give it some text")
+    if "\x00" in value:
+        raise ValueError(f"{where} contains a NUL character (\\x00); SQLite's text functions "
+                         "stop at it, so it could not be found again")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{where} contains a lone surrogate {value[exc.start]!r} at position "
+                         f"{exc.start}; it is not valid Unicode text and cannot be stored") from None
+    return value.strip() if strip else value
+
+
+def check_user_id(value: object, *, name: str = "user_id", limit: int = MAX_USER_ID_CHARS) -> str:
+    """A user id exactly as given: refused (never stripped) if it has leading or trailing
+    whitespace or any control/format character, so two ids that print alike are one id."""
+    text = check_text(name, value, limit, strip=False)
+    if text != text.strip() or text.strip("\u00a0\u2007\u202f\ufeff") != text:
+        raise ValueError(f"{name} {text!r} has leading or trailing whitespace; give the id "
+                         "exactly, without spaces around it")
+    bad = [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")]
+    if bad:
+        raise ValueError(f"{name} {text!r} contains a control character "
+                         f"(U+{ord(bad[0]):04X}); ids must be plain printable text")
+    return text
+
+
+def check_flag(name: str, value: object) -> bool:
+    """A real ``bool``: ``"no"``, ``"false"``, ``0`` and ``None`` are refused, not guessed at."""
+    if value is True or value is False:
+        return value
+    raise ValueError(f"{name} must be True or False, got {type(value).__name__}: {value!r:.80}")
+
+
+def check_count(name: str, value: object, low: int = 1, high: int | None = None) -> int:
+    """An ``int`` from ``low`` to ``high`` (``bool`` refused, whatever its value)."""
+    if high is not None:
+        kind = f"an int from {low:,} to {high:,}"
+    else:
+        kind = "a positive int" if low == 1 else f"an int of at least {low:,}"
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low
+            or (high is not None and value > high)):
+        raise ValueError(f"{name} must be {kind}, got {type(value).__name__}: {value!r:.80}")
+    return int(value)
+
+
+def check_finite(name: str, value: object, low: float | None = None,
+                 high: float | None = None) -> float:
+    """A finite number (NaN and ±inf refused; ``bool`` refused) within ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {type(value).__name__}: {value!r:.80}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if (low is not None and number < low) or (high is not None and number > high):
+        raise ValueError(f"{name} must be from {low} to {high}, got {value!r}")
+    return number
+
+
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def redact_url(url: object) -> str:
+    """``url`` with any ``user:password@`` replaced by ``***@``; also works inside a
+    longer message (every ``scheme://user:pw@`` in it is redacted)."""
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+        if parts.scheme and "@" in parts.netloc:
+            host = parts.netloc.rsplit("@", 1)[1]
+            text = urlunsplit(parts._replace(netloc=f"***@{host}"))
+    except ValueError:
+        pass
+    return _USERINFO.sub("***@", text)
 
 
 def is_loopback(url: str) -> bool:

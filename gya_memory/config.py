@@ -31,12 +31,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+
+from .checks import redact_url
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 EMBEDDERS = ("local", "ollama", "openai", "tfidf")
+SECRET_FIELDS = frozenset({"openai_embed_key", "qdrant_api_key", "llm_api_key"})
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -89,6 +92,20 @@ class Settings:
     llm_timeout: float = 120.0
     llm_model_dir: Path | None = None  # None: data_dir / "models"
 
+    def __repr__(self) -> str:
+        """Keys show only whether they are set; URLs lose any ``user:password@``."""
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in SECRET_FIELDS:
+                shown = "None" if value is None else "'***'"
+            elif isinstance(value, str) and "://" in value:
+                shown = repr(redact_url(value))
+            else:
+                shown = repr(value)
+            parts.append(f"{f.name}={shown}")
+        return f"Settings({', '.join(parts)})"
+
 
 def get_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the settings from ``environ`` (default: ``os.environ``)."""
@@ -100,7 +117,8 @@ def get_settings(environ: Mapping[str, str] | None = None) -> Settings:
         raise ValueError(f"GYA_EMBEDDER={embedder!r}; choose one of {', '.join(EMBEDDERS)}")
     llm_base_url = (_text(env, "GYA_LLM_BASE_URL") or "").rstrip("/") or None
     if llm_base_url is not None and not llm_base_url.startswith(("http://", "https://")):
-        raise ValueError(f"GYA_LLM_BASE_URL={llm_base_url!r} must start with http:// or https://")
+        raise ValueError(f"GYA_LLM_BASE_URL={redact_url(llm_base_url)!r} must start with "
+                         "http:// or https://")
     raw_model_dir = _text(env, "GYA_LLM_MODEL_DIR")
     return Settings(
         data_dir=data_dir,

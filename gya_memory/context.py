@@ -24,6 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from .checks import check_count, check_finite
+from .fence import neutralise
+
 Placement = Literal["system", "user", "block"]
 Order = Literal["best_first", "edges"]
 NoHit = Literal["say_so", "omit"]
@@ -64,10 +67,11 @@ class Policy:
         for name, kind in choices.items():
             if getattr(self, name) not in kind.__args__:  # type: ignore[attr-defined]
                 raise ValueError(f"{name} must be one of {kind.__args__}, got {getattr(self, name)!r}")  # type: ignore[attr-defined]
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1:
-            raise ValueError(f"top_k must be a positive int, got {self.top_k!r}")
-        if self.budget_chars is not None and self.budget_chars < 1:
-            raise ValueError(f"budget_chars must be positive or None, got {self.budget_chars!r}")
+        check_count("top_k", self.top_k)
+        if self.min_score is not None:
+            check_finite("min_score", self.min_score)
+        if self.budget_chars is not None:
+            check_count("budget_chars", self.budget_chars)
 
 
 @dataclass(frozen=True)
@@ -187,8 +191,9 @@ def render_block(hits: Sequence[HitLike], language: str = "zh", *, start: int = 
     """The fenced memory block, one memory per line with its score, session and time,
     numbered from ``start`` (later tool results continue the numbering of earlier ones).
 
-    Each memory is flattened to one line and ``<``/``>`` become full-width ``＜``/``＞``, so
-    nothing inside a memory can close the fence or start a line of its own.
+    Each memory goes through :func:`gya_memory.fence.neutralise`: one line, no invisible or
+    bidi characters, ``<``/``>`` and their look-alikes as ``(``/``)``, ``[n]`` as ``(n)``,
+    so nothing inside a memory can close the fence, start a line or forge an entry.
     """
     lines = [OPEN]
     for ref, h in enumerate(hits, start=start):
@@ -202,7 +207,7 @@ def render_block(hits: Sequence[HitLike], language: str = "zh", *, start: int = 
 
 def defang(text: str) -> str:
     """One line, no angle brackets: text that can't break out of the memory fence."""
-    return " ".join(text.replace("<", "＜").replace(">", "＞").split())
+    return neutralise(text)
 
 
 def language_for(question: str, policy: Policy) -> str:

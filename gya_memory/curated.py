@@ -51,20 +51,27 @@ Write-time scanning (写入时扫描)
 from __future__ import annotations
 
 import os
-import re
+import shutil
 import sys
 import tempfile
 import time
-import unicodedata
+from urllib.parse import quote
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .checks import check_text
+from .checks import check_finite, check_text, check_user_id
 from .clock import Clock, system_clock
 from .config import get_settings
+from .fence import fence
+from .injection import BIDI_CHARS as BIDI_CHARS  # re-exported
+from .injection import INVISIBLE_CHARS as INVISIBLE_CHARS  # re-exported
+from .injection import RULES as RULES  # re-exported
+from .injection import Finding as Finding  # re-exported
+from .injection import Rule as Rule  # re-exported
+from .injection import scan
 
 ENTRY_DELIMITER = "\n§\n"
 MEMORY_FILE = "MEMORY.md"
@@ -73,6 +80,8 @@ MEMORY_CAP = 2200
 USER_CAP = 1375
 MEMORY_TITLE = "MEMORY (your notes)"
 USER_TITLE = "USER PROFILE"
+MEMORY_TAG = "memory_notes"
+USER_TAG = "user_profile"
 LOCK_TIMEOUT_S = 10.0
 DEFAULT_FOLDER_NAME = "memories"
 _PREVIEW_CHARS = 60
@@ -129,19 +138,6 @@ class Change:
         return f"{self.kind}: {_preview(self.entry)!r} ({self.usage})"
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One reason to refuse a write: the rule, the text that tripped it, why (en + zh)."""
-
-    rule: str
-    excerpt: str
-    reason_en: str
-    reason_zh: str
-
-    def __str__(self) -> str:
-        return f"[{self.rule}] {self.reason_en} / {self.reason_zh}: {self.excerpt!r}"
-
-
 class MemoryFull(ValueError):
     """The write would take the file over its cap; nothing was written."""
 
@@ -186,208 +182,6 @@ class MemoryLocked(TimeoutError):
     """Another process held the file's lock for longer than the timeout."""
 
 
-# -- injection scanning -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Rule:
-    """A pattern that refuses a write: ``pattern`` is a regex searched case-insensitively."""
-
-    name: str
-    pattern: str
-    reason_en: str
-    reason_zh: str
-
-
-_FILLER = r"(?:[\w'’-]+\s+)"  # one word and the space after it (bounded repeats below)
-
-RULES: tuple[Rule, ...] = (
-    # "Ignore all previous instructions", "disregard the above rules", "forget everything above".
-    Rule(
-        "ignore_previous_en",
-        rf"\b(?:ignore|disregard|forget|override)\s+{_FILLER}{{0,3}}?"
-        rf"(?:previous|prior|above|earlier|preceding|all|your)\s+{_FILLER}{{0,2}}?"
-        r"(?:instructions?|rules|guidelines|directions|prompts?|commands)\b"
-        r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything)\s+(?:above|before|earlier)",
-        "tries to make the model ignore its earlier instructions",
-        "试图让模型忽略之前的指令",
-    ),
-    # "You are now DAN": a new identity for the model.
-    Rule(
-        "you_are_now_en",
-        r"\byou\s+are\s+now\b",
-        "tries to give the model a new identity or role",
-        "试图给模型换一个身份或角色",
-    ),
-    # "New system prompt: ...", "system prompt override". A note that merely mentions a
-    # project's system prompt is allowed: this project is about prompts.
-    Rule(
-        "system_prompt_en",
-        r"\b(?:new|updated|override|overriding|replace|replaced|replacement|real|actual|true)"
-        r"\s+(?:the\s+|your\s+)?system\s+prompt\b"
-        r"|\bsystem\s+prompt\s*(?:override|update|[:：=])",
-        "tries to replace or rewrite the system prompt",
-        "试图替换或改写系统提示",
-    ),
-    # "Reveal your system prompt", "print the hidden instructions".
-    Rule(
-        "reveal_prompt_en",
-        rf"\b(?:reveal|print|show|output|repeat|leak|dump|disclose)\s+{_FILLER}{{0,3}}?"
-        r"(?:system|initial|hidden|original|secret)\s+(?:prompt|instructions)\b"
-        r"|\b(?:reveal|repeat|leak|dump|disclose)\s+your\s+(?:prompt|instructions)\b",
-        "asks the model to reveal its hidden prompt",
-        "要求模型泄露隐藏的提示词",
-    ),
-    # "Do not tell the user", "don't tell the user", "never mention this to the user".
-    Rule(
-        "hide_from_user_en",
-        rf"\b(?:do\s+not|don['’]t|never)\s+{_FILLER}{{0,3}}?"
-        rf"(?:tell|inform|mention\s+{_FILLER}{{0,2}}?to)\s+(?:the\s+)?users?\b",
-        "tells the model to keep something from the user",
-        "要求模型向用户隐瞒信息",
-    ),
-    # Chat-template or role markers that make a note look like a new message: <|im_start|>,
-    # <system>, [INST]. (A plain "System: Ubuntu 24.04" is an environment fact and allowed.)
-    Rule(
-        "role_marker",
-        r"<\|[a-z_]+\|>|<\s*/?\s*system\s*>|\[/?(?:system|inst)\]",
-        "imitates a chat-template or role marker, as if a new message began",
-        "冒充对话模板或角色标记，像是开始了一条新消息",
-    ),
-    # curl/wget/nc/scp that carry a secret: $API_KEY, ${TOKEN}, ?token=..., &password=...
-    Rule(
-        "exfiltration",
-        r"\b(?:curl|wget|nc|scp)\b[^\n]{0,300}?"
-        r"(?:\$\{?[a-z_]*(?:key|token|secret|password|passwd|credentials?)\b\}?"
-        r"|[?&](?:api[_-]?key|token|secret|password)=)",
-        "a command that sends secrets (keys, tokens, passwords) somewhere",
-        "一条把密钥、令牌或密码发往别处的命令",
-    ),
-    # 忽略之前的所有指令 / 忽略以上 / 无视之前 / 忘记之前的规则 / 忽略所有指令
-    Rule(
-        "ignore_previous_zh",
-        r"(?:忽略|无视|不要理会|不用理会|别管)掉?你?(?:之前|以前|先前|此前|上面|以上|上述|前面|前述)"
-        r"(?:[^。！\n]{0,8}?(?:指令|指示|规则|设定|提示|要求))?"
-        r"|(?:忽略|无视|忘记|忘掉|抛开)掉?你?的?(?:所有|全部|一切)的?(?:指令|指示|规则|设定|提示|要求)"
-        r"|(?:忘记|忘掉|抛开)掉?你?(?:之前|以前|先前|此前|上面|以上|上述|前面)[^。！\n]{0,8}?"
-        r"(?:指令|指示|规则|设定|提示|要求)",
-        "tries to make the model ignore its earlier instructions",
-        "试图让模型忽略之前的指令",
-    ),
-    # 你现在是… / 从现在开始你是… / 你的新身份是…
-    Rule(
-        "you_are_now_zh",
-        r"你现在是|从现在(?:开始|起)[，,]?\s*你(?:是|就是|将扮演|要扮演)|你的新身份是",
-        "tries to give the model a new identity or role",
-        "试图给模型换一个身份或角色",
-    ),
-    # 新的系统提示：… / 覆盖系统提示 / 系统提示词： (a mere mention is allowed, as in English)
-    Rule(
-        "system_prompt_zh",
-        r"(?:新的?|更新后?的?|覆盖|替换|改写|真正的)\s*系统提示词?|系统提示词?\s*[:：=]",
-        "tries to replace or rewrite the system prompt",
-        "试图替换或改写系统提示",
-    ),
-    # 泄露/输出/复述 系统提示 / 提示词
-    Rule(
-        "reveal_prompt_zh",
-        r"(?:泄露|透露|输出|打印|显示|复述|告诉我)[^。\n]{0,8}?(?:系统提示|初始提示|隐藏提示|提示词)",
-        "asks the model to reveal its hidden prompt",
-        "要求模型泄露隐藏的提示词",
-    ),
-    # 不要告诉用户 / 别把这件事告诉用户 / 瞒着用户
-    Rule(
-        "hide_from_user_zh",
-        r"(?:不要|别|不准|不许|切勿|千万别|不能)(?:把[^。\n]{0,20}?)?(?:告诉|告知|透露给|通知)(?:用户|使用者)"
-        r"|(?:不要|别|不能)让(?:用户|使用者)知道|瞒着(?:用户|使用者)",
-        "tells the model to keep something from the user",
-        "要求模型向用户隐瞒信息",
-    ),
-)
-"""The text patterns :func:`scan` refuses. They are searched in the text after NFKC folding
-(full-width ｉｇｎｏｒｅ becomes ignore) and with invisible characters taken out (so a
-zero-width space cannot split a word past them)."""
-
-# Characters a reader cannot see. Zero-width space/non-joiner/joiner, word joiner, invisible
-# operators, byte-order mark, soft hyphen, Mongolian vowel separator, and the Unicode "tag"
-# block (which can smuggle ASCII text past a human). Two legitimate uses are let through:
-# a zero-width joiner inside an emoji sequence (👨‍👩‍👧) and the tag characters of a
-# subdivision flag (🏴󠁧󠁢󠁳󠁣󠁴󠁿).
-INVISIBLE_CHARS = frozenset(
-    "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e"
-) | frozenset(chr(c) for c in range(0xE0000, 0xE0080))
-# Bidirectional controls: embeddings/overrides U+202A–U+202E, isolates U+2066–U+2069, and the
-# marks U+200E, U+200F, U+061C. They can make text display in another order than it is read
-# ("Trojan Source").
-BIDI_CHARS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-_FLAG_TAG_SEQUENCE = "\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f"  # 🏴 + tags + cancel tag
-_ZWJ = "\u200d"
-
-
-def _is_emoji_part(ch: str) -> bool:
-    # Symbols (So), skin-tone modifiers (Sk), and the emoji presentation selector U+FE0F.
-    return ch == "\ufe0f" or unicodedata.category(ch) in ("So", "Sk")
-
-
-def _without_allowed_emoji_parts(text: str) -> str:
-    """``text`` without the zero-width joiners and tags that belong to emoji sequences."""
-    text = re.sub(_FLAG_TAG_SEQUENCE, "\U0001f3f4", text)
-    out = []
-    for i, ch in enumerate(text):
-        if (
-            ch == _ZWJ
-            and 0 < i < len(text) - 1
-            and _is_emoji_part(text[i - 1])
-            and _is_emoji_part(text[i + 1])
-        ):
-            continue
-        out.append(ch)
-    return "".join(out)
-
-
-def _char_finding(text: str, chars: frozenset[str], rule: str, en: str, zh: str) -> Finding | None:
-    hits = [i for i, ch in enumerate(text) if ch in chars]
-    if not hits:
-        return None
-    codes = sorted({text[i] for i in hits})
-    named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'UNNAMED')}" for c in codes)
-    start = max(0, hits[0] - 15)
-    window = text[start:hits[0] + 16]
-    excerpt = "".join(f"<U+{ord(c):04X}>" if c in chars else c for c in window)
-    return Finding(rule, excerpt, f"{en} ({named})", f"{zh}（{named}）")
-
-
-def scan(text: str) -> list[Finding]:
-    """Why ``text`` should not go into a system prompt: one :class:`Finding` per rule it trips.
-
-    An empty list means the text is clean. Nothing is written; writes call this themselves.
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"scan() needs a string, got {type(text).__name__}: {text!r}")
-    findings: list[Finding] = []
-    masked = _without_allowed_emoji_parts(text)
-    for found in (
-        _char_finding(
-            masked, INVISIBLE_CHARS, "invisible_char",
-            "contains an invisible character that can hide text from a human reader",
-            "含有不可见字符，可以对人类读者隐藏文字",
-        ),
-        _char_finding(
-            masked, BIDI_CHARS, "bidi_control",
-            "contains a bidirectional control that can make text display in another order "
-            "than the model reads it",
-            "含有双向文本控制字符，可让显示顺序与模型读到的顺序不同",
-        ),
-    ):
-        if found is not None:
-            findings.append(found)
-    visible = "".join(ch for ch in masked if ch not in INVISIBLE_CHARS and ch not in BIDI_CHARS)
-    visible = unicodedata.normalize("NFKC", visible)
-    for rule in RULES:
-        match = re.search(rule.pattern, visible, re.IGNORECASE)
-        if match:
-            findings.append(Finding(rule.name, _preview(match.group(0).strip()), rule.reason_en, rule.reason_zh))
-    return findings
-
-
 # -- helpers ------------------------------------------------------------------------------------
 def _preview(text: str, width: int = _PREVIEW_CHARS) -> str:
     one_line = " ".join(text.split())
@@ -398,7 +192,14 @@ def _normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-def _check_entry(name: str, text: object, what: str = "text") -> str:
+def _check_entry(name: str, text: object, what: str = "text", cap: int | None = None,
+                 current: Usage | None = None, action: str = "add") -> str:
+    if cap is not None and isinstance(text, str) and len(text.strip()) > cap:
+        # Before any scan: a 10 MB text is refused in microseconds, not after the scanner.
+        chars = len(text.strip())
+        now = current if current is not None else Usage.of(0, cap)
+        raise MemoryFull(name, action, chars + (now.chars + len(ENTRY_DELIMITER) if now.chars else 0),
+                         cap, now)
     text = _normalise(check_text(what, text, sys.maxsize))
     if any(line.strip() == "§" for line in text.split("\n")):
         raise ValueError(
@@ -422,8 +223,35 @@ def _parse(raw: str) -> list[str]:
     return list(dict.fromkeys(e for e in entries if e))
 
 
-def _render_block(title: str, text: str, usage: str) -> str:
-    return f"## {title} [{usage}]\n{text if text else '(empty)'}"
+BLOCKED = "BLOCKED: this entry looks like a prompt injection and is not shown ({rules}) / 已屏蔽：疑似提示注入，未显示"
+"""What a poisoned entry (say, from a hand-edited file) becomes in a session snapshot."""
+
+
+def _render_block(title: str, text: str, usage: str, tag: str = "entries") -> str:
+    """A heading, then the entries fenced as data (:mod:`gya_memory.fence`): one ``- `` line
+    each, so no entry can forge a heading, a tag or another entry. (Bullets, not numbers:
+    the small local model used the profile less reliably when it was numbered.)"""
+    body = fence(tag, _parse(text), numbered=False) if text else "(empty)"
+    return f"## {title} [{usage}]\n{body}"
+
+
+def _screen(entries: list[str]) -> tuple[list[str], list[str]]:
+    """Entries with every poisoned one replaced by the :data:`BLOCKED` placeholder, and
+    one line per blocked entry saying why."""
+    shown, blocked = [], []
+    for i, entry in enumerate(entries, start=1):
+        findings = scan(entry)
+        if findings:
+            rules = ", ".join(f.rule for f in findings)
+            shown.append(BLOCKED.format(rules=rules))
+            blocked.append(f"entry {i}: {rules}: {_preview(entry)!r}")
+        else:
+            shown.append(entry)
+    return shown, blocked
+
+
+def _is_temp_of(name: str, file_name: str) -> bool:
+    return name.startswith(f".{file_name}.") and name.endswith(".tmp")
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -532,17 +360,47 @@ class MemoryFile:
         title: str,
         *,
         lock_timeout: float = LOCK_TIMEOUT_S,
+        tag: str = "entries",
     ) -> None:
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
             raise ValueError(f"cap must be a positive number of characters, got {cap!r}")
-        if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, (int, float)) or lock_timeout < 0:
-            raise ValueError(f"lock_timeout must be a number of seconds >= 0, got {lock_timeout!r}")
+        lock_timeout = check_finite("lock_timeout", lock_timeout, low=0)
         self.path = Path(path)
         if not self.path.name:
             raise ValueError(f"path must name a file, got {path!r}")
         self.cap = cap
         self.title = check_text("title", title, 200)
+        self.tag = tag
         self.lock_timeout = float(lock_timeout)
+        self._remove_stale_temps(wait=False)
+
+    def _stale_temps(self) -> list[Path]:
+        try:
+            return [p for p in self.path.parent.iterdir() if _is_temp_of(p.name, self.path.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def _remove_stale_temps(self, *, wait: bool) -> int:
+        """Remove temp files a killed writer left behind (``.MEMORY.md.*.tmp``). Only with
+        the lock held, so a live writer's temp file is never touched; on open
+        (``wait=False``) it is skipped if another process holds the lock right now."""
+        if not self._stale_temps():
+            return 0
+        try:
+            with _file_lock(self.lock_path, self.lock_timeout if wait else 0.0, self.name):
+                return self._unlink_temps()
+        except MemoryLocked:
+            return 0
+
+    def _unlink_temps(self) -> int:
+        removed = 0
+        for p in self._stale_temps():
+            try:
+                p.unlink()
+                removed += 1
+            except FileNotFoundError:
+                pass
+        return removed
 
     @property
     def name(self) -> str:
@@ -579,13 +437,37 @@ class MemoryFile:
     def render(self) -> str:
         """This file as a system-prompt block, from the disk as it is now."""
         text = self.text()
-        return _render_block(self.title, text, str(Usage.of(len(text), self.cap)))
+        return _render_block(self.title, text, str(Usage.of(len(text), self.cap)), self.tag)
 
     # -- writing --------------------------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[list[str]]:
         with _file_lock(self.lock_path, self.lock_timeout, self.name):
+            self._unlink_temps()  # a killed writer's leftovers; no live writer now
             yield self._read()  # fresh, inside the lock: another kernel may have written
+
+    def _usage_if_big(self, text: object) -> Usage | None:
+        """The current usage, read only when ``text`` alone is over the cap (for the message)."""
+        if isinstance(text, str) and len(text.strip()) > self.cap:
+            return self.usage()
+        return None
+
+    def erase(self) -> int:
+        """Delete this file, its lock and any temp files; returns how many entries it held."""
+        with _file_lock(self.lock_path, self.lock_timeout, self.name):
+            entries = self._read()
+            self._unlink_temps()
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+        try:
+            self.lock_path.unlink()
+        except FileNotFoundError:
+            pass
+        if self.path.parent.exists():
+            _fsync_folder(self.path.parent)
+        return len(entries)
 
     def _check_room(self, action: str, before: list[str], after: list[str]) -> None:
         chars_before = len(ENTRY_DELIMITER.join(before))
@@ -614,7 +496,7 @@ class MemoryFile:
 
     def add(self, text: str) -> Change:
         """Append ``text`` as a new entry. Adding an exact duplicate changes nothing ("noop")."""
-        entry = _check_entry(self.name, text)
+        entry = _check_entry(self.name, text, cap=self.cap, current=self._usage_if_big(text))
         with self._locked() as entries:
             if entry in entries:
                 return Change("noop", entry, Usage.of(len(ENTRY_DELIMITER.join(entries)), self.cap))
@@ -625,7 +507,8 @@ class MemoryFile:
     def replace(self, old_substring: str, new_text: str) -> Change:
         """Replace the one entry that contains ``old_substring`` by ``new_text``."""
         substring = _check_substring(old_substring)
-        entry = _check_entry(self.name, new_text, "new_text")
+        entry = _check_entry(self.name, new_text, "new_text", cap=self.cap,
+                             current=self._usage_if_big(new_text), action="replace")
         with self._locked() as entries:
             i = self._find(entries, substring)
             old = entries[i]
@@ -655,7 +538,13 @@ class MemoryFile:
 # -- the two files and the session snapshot -------------------------------------------------------
 @dataclass(frozen=True)
 class Snapshot:
-    """Both files as they were when the session started; it never changes afterwards."""
+    """Both files as they were when the session started; it never changes afterwards.
+
+    ``memory_text`` and ``user_text`` are what the model is shown: an entry that trips the
+    injection scan (a file edited by hand is never scanned on write) is replaced by the
+    :data:`BLOCKED` placeholder, and ``blocked`` says which and why. Usage counts the files
+    as they are on disk.
+    """
 
     memory_text: str
     user_text: str
@@ -664,12 +553,15 @@ class Snapshot:
     taken_at: str
     memory_title: str = MEMORY_TITLE
     user_title: str = USER_TITLE
+    blocked: tuple[str, ...] = ()
+    memory_tag: str = MEMORY_TAG
+    user_tag: str = USER_TAG
 
     def memory_block(self) -> str:
-        return _render_block(self.memory_title, self.memory_text, self.memory_usage)
+        return _render_block(self.memory_title, self.memory_text, self.memory_usage, self.memory_tag)
 
     def user_block(self) -> str:
-        return _render_block(self.user_title, self.user_text, self.user_usage)
+        return _render_block(self.user_title, self.user_text, self.user_usage, self.user_tag)
 
     def system_prompt(self, base: str) -> str:
         """``base`` followed by the frozen MEMORY and USER PROFILE blocks.
@@ -688,41 +580,98 @@ def default_folder() -> Path:
     return get_settings().data_dir / DEFAULT_FOLDER_NAME
 
 
+_TOMBSTONE = ".erased-"
+
+
+def _remove_tombstones(base: Path) -> None:
+    """Finish erasures a killed process left halfway (renamed, not yet deleted)."""
+    try:
+        stale = [p for p in base.iterdir() if p.name.startswith(_TOMBSTONE) and p.is_dir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for p in stale:
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def user_folder_name(user_id: str) -> str:
+    """The folder of one user's files under the base folder: ``user-`` and the id,
+    percent-encoded so that any id is one safe folder name (``alice`` → ``user-alice``)."""
+    return "user-" + quote(check_user_id(user_id), safe="-_")
+
+
 class CuratedMemory:
     """``MEMORY.md`` (the agent's notes) and ``USER.md`` (the user profile) in one folder.
 
-    Nothing is read or written until you ask: the folder is created by the first write.
+    With ``user_id``, the files live in that user's own folder under ``folder``
+    (:func:`user_folder_name`), and :meth:`erase` removes them all. Nothing is read or
+    written until you ask: the folder is created by the first write.
     """
 
     def __init__(
         self,
         folder: str | os.PathLike[str] | None = None,
         *,
+        user_id: str | None = None,
         clock: Clock = system_clock,
         memory_cap: int = MEMORY_CAP,
         user_cap: int = USER_CAP,
         lock_timeout: float = LOCK_TIMEOUT_S,
     ) -> None:
-        self.folder = Path(folder) if folder is not None else default_folder()
+        base = Path(folder) if folder is not None else default_folder()
+        self.user_id = None if user_id is None else check_user_id(user_id)
+        self.folder = base if self.user_id is None else base / user_folder_name(self.user_id)
         self.clock = clock
-        self.memory = MemoryFile(self.folder / MEMORY_FILE, memory_cap, MEMORY_TITLE, lock_timeout=lock_timeout)
-        self.user = MemoryFile(self.folder / USER_FILE, user_cap, USER_TITLE, lock_timeout=lock_timeout)
+        if self.user_id is not None:
+            _remove_tombstones(base)
+        self.memory = MemoryFile(self.folder / MEMORY_FILE, memory_cap, MEMORY_TITLE,
+                                 lock_timeout=lock_timeout, tag=MEMORY_TAG)
+        self.user = MemoryFile(self.folder / USER_FILE, user_cap, USER_TITLE,
+                               lock_timeout=lock_timeout, tag=USER_TAG)
 
     def start_session(self) -> Snapshot:
-        """Read both files once and freeze them for this session's system prompt."""
+        """Read both files once, scan every entry again (a hand-edited file was never scanned),
+        blank the poisoned ones, and freeze the result for this session's system prompt."""
         now = self.clock()
         if now.tzinfo is None or now.utcoffset() is None:
             raise ValueError("the clock returned a naive datetime; give it a time zone")
-        memory_text, user_text = self.memory.text(), self.user.text()
+        memory_entries, user_entries = self.memory.entries(), self.user.entries()
+        memory_shown, memory_blocked = _screen(memory_entries)
+        user_shown, user_blocked = _screen(user_entries)
         return Snapshot(
-            memory_text=memory_text,
-            user_text=user_text,
-            memory_usage=str(Usage.of(len(memory_text), self.memory.cap)),
-            user_usage=str(Usage.of(len(user_text), self.user.cap)),
+            memory_text=ENTRY_DELIMITER.join(memory_shown),
+            user_text=ENTRY_DELIMITER.join(user_shown),
+            memory_usage=str(Usage.of(len(ENTRY_DELIMITER.join(memory_entries)), self.memory.cap)),
+            user_usage=str(Usage.of(len(ENTRY_DELIMITER.join(user_entries)), self.user.cap)),
             taken_at=now.isoformat(),
             memory_title=self.memory.title,
             user_title=self.user.title,
+            blocked=tuple(f"{MEMORY_FILE} {b}" for b in memory_blocked)
+            + tuple(f"{USER_FILE} {b}" for b in user_blocked),
         )
+
+    def erase(self) -> int:
+        """Delete both files, their locks and temp files. Returns how many entries were
+        deleted.
+
+        A per-user folder goes in one atomic step: it is renamed to a hidden tombstone
+        (``.erased-user-...``) first, so a crash halfway leaves the user's files either all
+        there or all gone from view; the tombstone is then deleted, or by the next
+        ``CuratedMemory`` opened on the same base folder if the process died first."""
+        if self.user_id is None:
+            return self.memory.erase() + self.user.erase()
+        removed = len(self.memory.entries()) + len(self.user.entries())
+        if not self.folder.exists():
+            return 0
+        with _file_lock(self.memory.lock_path, self.memory.lock_timeout, self.memory.name), \
+                _file_lock(self.user.lock_path, self.user.lock_timeout, self.user.name):
+            removed = len(self.memory.entries()) + len(self.user.entries())
+            tombstone = self.folder.with_name(f"{_TOMBSTONE}{self.folder.name}-{os.getpid()}-"
+                                              f"{time.monotonic_ns()}")
+            os.rename(self.folder, tombstone)
+            _fsync_folder(self.folder.parent)
+        shutil.rmtree(tombstone, ignore_errors=True)
+        _fsync_folder(self.folder.parent)
+        return removed
 
     def __repr__(self) -> str:
         return f"CuratedMemory({str(self.folder)!r})"

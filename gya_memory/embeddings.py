@@ -55,6 +55,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from .checks import is_loopback as _is_loopback
+from .checks import redact_url
 from .config import Settings, get_settings
 
 if TYPE_CHECKING:  # requests is imported only when a network embedder sends something
@@ -133,8 +134,16 @@ class EmbeddingUnavailable(RuntimeError):
     """
 
     def __init__(self, message: str, url: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(redact_url(message))  # never a user:password@ in a message
         self.url = url
+
+    @property
+    def url(self) -> str | None:
+        return self._url
+
+    @url.setter
+    def url(self, value: str | None) -> None:
+        self._url = None if value is None else redact_url(value)
 
 
 @dataclass(frozen=True)
@@ -467,11 +476,12 @@ def _bare_model(model: str) -> str:
 
 def _check_url(base_url: object) -> str:
     if not isinstance(base_url, str) or not base_url.strip():
-        raise ValueError(f"base_url must be a URL such as http://127.0.0.1:11434, got {base_url!r}")
+        raise ValueError("base_url must be a URL such as http://127.0.0.1:11434, got "
+                         f"{redact_url(repr(base_url))}")
     url = base_url.strip().rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"base_url must be http:// or https:// and name a host, got {url!r}")
+        raise ValueError(f"base_url must be http:// or https:// and name a host, got {redact_url(url)!r}")
     return url
 
 
@@ -527,7 +537,8 @@ class _HTTPEmbedder(Embedder):
 
     def _describe(self) -> str:
         dim = "?" if self._dim is None else self._dim
-        return f"url={self.url!r}, model={self.model!r}, dim={dim}, timeout={self.timeout:g}"
+        return (f"url={redact_url(self.url)!r}, model={self.model!r}, dim={dim}, "
+                f"timeout={self.timeout:g}")
 
     # -- one request -----------------------------------------------------------------------
     def _headers(self) -> dict[str, str]:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .checks import check_count, check_flag, check_user_id
 from .checks import check_text as _check_text
 from .clock import Clock, system_clock
 from .config import get_settings
@@ -41,6 +42,7 @@ if TYPE_CHECKING:  # pandas is imported only when a table is asked for
 MAX_SUBJECT_CHARS = 100
 MAX_FACT_CHARS = 2000
 MAX_ID_CHARS = 128
+MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer
 DEFAULT_USER = "default"
 DEFAULT_DB_NAME = "episodic.sqlite3"
 
@@ -105,7 +107,7 @@ class EpisodicMemory(SQLiteStore):
         clock: Clock = system_clock,
         unsafe_no_journal: bool | None = None,
     ) -> None:
-        self.user_id = _check_text("user_id", user_id, MAX_ID_CHARS)
+        self.user_id = check_user_id(user_id, limit=MAX_ID_CHARS)
         self.clock = clock
         self._open(default_path() if path is None else path, unsafe_no_journal)
 
@@ -118,11 +120,12 @@ class EpisodicMemory(SQLiteStore):
         return ";\n\n".join(sql for (sql,) in rows) + ";"
 
     # -- writing ----------------------------------------------------------------------
-    def _row(self, subject: object, fact: object, session_id: object) -> tuple[str, str, str]:
+    def _row(self, subject: object, fact: object, session_id: object,
+             index: int | None = None) -> tuple[str, str, str]:
         return (
-            _check_text("subject", subject, MAX_SUBJECT_CHARS),
-            _check_text("fact", fact, MAX_FACT_CHARS),
-            _check_text("session_id", session_id, MAX_ID_CHARS),
+            _check_text("subject", subject, MAX_SUBJECT_CHARS, index=index),
+            _check_text("fact", fact, MAX_FACT_CHARS, index=index),
+            _check_text("session_id", session_id, MAX_ID_CHARS, index=index),
         )
 
     def add(self, subject: str, fact: str, session_id: str) -> Fact:
@@ -136,12 +139,14 @@ class EpisodicMemory(SQLiteStore):
         """
         checked = []
         for i, row in enumerate(rows):
-            if isinstance(row, (str, bytes)) or len(row) != 3:
-                raise ValueError(f"row {i} must be (subject, fact, session_id), got {row!r}")
+            if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 3:
+                raise ValueError(f"row {i} must be (subject, fact, session_id), got {row!r:.80}")
             try:
                 checked.append(self._row(*row))
             except ValueError as exc:
                 raise ValueError(f"row {i}: {exc}") from None
+        if not checked:
+            return []
         stored: list[Fact] = []
         with self._write() as conn:
             for subject, fact, session_id in checked:
@@ -214,6 +219,7 @@ class EpisodicMemory(SQLiteStore):
         Give exactly one of the three. Returns how many facts were deleted. Other users'
         facts are never touched.
         """
+        everything = check_flag("everything", everything)
         chosen = [fact_id is not None, session_id is not None, everything]
         if sum(chosen) != 1:
             raise ValueError("forget() takes exactly one of fact_id=, session_id=, everything=True")
@@ -226,6 +232,7 @@ class EpisodicMemory(SQLiteStore):
             where, params = "", ()
         with self._write() as conn:
             cur = conn.execute(f"DELETE FROM facts WHERE user_id = ? {where}", (self.user_id, *params))
+        self._scrub()
         return cur.rowcount
 
     # -- helpers --------------------------------------------------------------------------
@@ -244,8 +251,10 @@ class EpisodicMemory(SQLiteStore):
 
     @staticmethod
     def _check_id(fact_id: object) -> int:
-        if isinstance(fact_id, bool) or not isinstance(fact_id, int) or fact_id < 1:
-            raise ValueError(f"fact_id must be a positive int, got {fact_id!r}")
+        fact_id = check_count("fact_id", fact_id)
+        if fact_id > MAX_ROW_ID:
+            raise ValueError(f"fact_id must be a positive int SQLite can hold (at most "
+                             f"{MAX_ROW_ID:,}), got {fact_id!r}")
         return fact_id
 
 

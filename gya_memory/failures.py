@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from .embeddings import Embedder, TFIDFEmbedder
+from .storage import secure_connection
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 KILLED = 137
@@ -383,6 +384,7 @@ def _inspect(db: Path) -> tuple[str, dict[str, int | None], int | str]:
     """Open ``db`` like a restart (a hot journal is rolled back, a WAL is replayed) and
     check it; returns (integrity, rows per session, recall by subject)."""
     conn = sqlite3.connect(db)
+    secure_connection(conn)
     try:
         try:
             problems = [row[0] for row in conn.execute("PRAGMA integrity_check")]

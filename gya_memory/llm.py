@@ -61,6 +61,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .checks import is_loopback as _is_loopback
+from .checks import redact_url
 from .config import Settings, get_settings
 
 # -- the default local model ---------------------------------------------------------------
@@ -150,6 +151,9 @@ QWEN25_CHAT_TEMPLATE = (
 # -- errors ------------------------------------------------------------------------------
 class LLMError(RuntimeError):
     """A chat request failed: the server answered with an error, too late, or nonsense."""
+
+    def __init__(self, *args: object) -> None:  # never a user:password@ in a message
+        super().__init__(*(redact_url(a) if isinstance(a, str) else a for a in args))
 
     def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
         return [f"{type(self).__name__}: {self}"]
@@ -531,7 +535,7 @@ class OpenAIChat(ChatLLM):
         base = base_url.strip().rstrip("/")
         parts = urlsplit(base)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"base_url={base_url!r} must look like http://host:port/v1")
+            raise ValueError(f"base_url={redact_url(base_url)!r} must look like http://host:port/v1")
         if parts.path in ("", "/"):
             base += "/v1"
         if timeout <= 0:
@@ -543,7 +547,7 @@ class OpenAIChat(ChatLLM):
         self._session: Any = None
 
     def __repr__(self) -> str:  # never show the key
-        return f"OpenAIChat(base_url={self.base_url!r}, model={self.model!r})"
+        return f"OpenAIChat(base_url={redact_url(self.base_url)!r}, model={self.model!r})"
 
     @property
     def name(self) -> str:  # type: ignore[override]

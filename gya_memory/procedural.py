@@ -6,25 +6,56 @@ function that carries them out. A procedure is found by its description, by word
 (:meth:`ProceduralMemory.find`) or by meaning with the embedding model
 (:meth:`ProceduralMemory.search`), and *invoked*; it is not pasted whole into the prompt.
 
-A procedure's function may be given as a callable or as an import reference
+A procedure's function may be given as a callable or as a runner name
 ``"package.module:function"``; only the latter can be saved to a JSON file
 (:meth:`ProceduralMemory.save` / :meth:`ProceduralMemory.load`), since code is not data.
+A runner name is looked up in :data:`RUNNERS`, an explicit registry in code
+(:func:`register_runner`), never imported from whatever a file says: a JSON file naming
+``"subprocess:getoutput"`` is refused by ``load()`` instead of running a shell command.
+
+A procedure may belong to one user (``owner``, a user id) or be shared (``owner=None``,
+the built-in ones); :meth:`ProceduralMemory.erase_user` removes a user's procedures (and
+rewrites the file they were loaded from or saved to).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .checks import check_count, check_text, check_user_id
+
 if TYPE_CHECKING:
     from .embeddings import Embedder
 
 Runner = Callable[..., Any] | str
+
+RUNNERS: dict[str, Callable[..., Any]] = {}
+"""Runner names a saved procedure may use, and the function each one calls."""
+
+
+def register_runner(name: str, function: Callable[..., Any]) -> None:
+    """Allow ``name`` (``"module:function"``) as a saved procedure's runner."""
+    if not isinstance(name, str) or ":" not in name:
+        raise ValueError(f"a runner name must look like 'module:function', got {name!r}")
+    if not callable(function):
+        raise ValueError(f"runner {name!r} must be callable, got {function!r}")
+    RUNNERS[name] = function
+
+
+def _runner(name: str, what: str) -> Callable[..., Any]:
+    if name not in RUNNERS:
+        raise ValueError(
+            f"{what}: cannot load {name!r}: it is not a registered runner "
+            f"(registered: {', '.join(sorted(RUNNERS)) or 'none'}). Only functions registered "
+            "in code with register_runner() can be named in a procedure."
+        )
+    return RUNNERS[name]
 
 
 @dataclass(frozen=True)
@@ -36,16 +67,22 @@ class Procedure:
     steps: tuple[str, ...]
     version: int = 1
     run: Runner | None = field(default=None, compare=False, repr=False)
+    owner: str | None = None  # a user id; None: shared (built in)
 
     def __post_init__(self) -> None:
         for attr in ("name", "description"):
             value = getattr(self, attr)
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"a procedure needs a non-empty {attr}")
-        if not self.steps:
+            check_text(attr, value, 10_000)
+        if isinstance(self.steps, str) or not self.steps:
             raise ValueError(f"procedure {self.name!r} has no steps")
-        if self.version < 1:
+        for i, step in enumerate(self.steps):
+            check_text("step", step, 10_000, index=i)
+        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
             raise ValueError(f"procedure {self.name!r}: version must be 1 or more")
+        if self.owner is not None:
+            check_user_id(self.owner, name="owner")
         if isinstance(self.run, str) and ":" not in self.run:
             raise ValueError(f"procedure {self.name!r}: run must look like 'module:function'")
 
@@ -55,11 +92,7 @@ class Procedure:
             raise ValueError(f"{self.name!r} has steps but no function to run; read .steps instead")
         if callable(self.run):
             return self.run
-        module, _, attr = self.run.partition(":")
-        try:
-            return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"{self.name!r}: cannot load {self.run!r} ({exc})") from None
+        return _runner(self.run, repr(self.name))
 
 
 class ProceduralMemory:
@@ -70,6 +103,7 @@ class ProceduralMemory:
         self._history: dict[str, list[Procedure]] = {}
         self._embedder = embedder
         self._vectors: dict[tuple[str, int], Any] = {}
+        self.path: Path | None = None  # the file last loaded or saved
 
     def register(self, procedure: Procedure) -> Procedure:
         """Add a procedure, or a newer version of one (the version must go up)."""
@@ -84,6 +118,8 @@ class ProceduralMemory:
         return procedure
 
     def get(self, name: str, version: int | None = None) -> Procedure:
+        if version is not None:
+            check_count("version", version)
         if name not in self._latest:
             raise KeyError(f"no procedure named {name!r}; known: {', '.join(self._latest) or 'none'}")
         if version is None:
@@ -106,6 +142,8 @@ class ProceduralMemory:
         (cosine of embeddings; the embedder given, else the configured one)."""
         import numpy as np
 
+        top_k = check_count("top_k", top_k)
+        query = check_text("query", query, 10_000)
         if not self._latest:
             return []
         if self._embedder is None:
@@ -138,20 +176,65 @@ class ProceduralMemory:
                         "give run='module:function' instead"
                     )
                 records.append({"name": p.name, "description": p.description,
-                                "steps": list(p.steps), "version": p.version, "run": p.run})
+                                "steps": list(p.steps), "version": p.version, "run": p.run,
+                                "owner": p.owner})
         target = Path(path)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps({"procedures": records}, ensure_ascii=False, indent=1),
-                       encoding="utf-8")
-        os.replace(tmp, target)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(json.dumps({"procedures": records}, ensure_ascii=False,
+                                   indent=1).encode("utf-8"))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        self.path = target
+
+    def erase_user(self, user_id: str) -> int:
+        """Remove every version of every procedure ``user_id`` owns; shared ones stay.
+        If this registry was loaded from or saved to a file, the file is rewritten.
+        Returns how many procedure versions were removed."""
+        user_id = check_user_id(user_id)
+        removed = 0
+        for name in list(self._history):
+            kept = [p for p in self._history[name] if p.owner != user_id]
+            removed += len(self._history[name]) - len(kept)
+            if kept:
+                self._history[name] = kept
+                self._latest[name] = kept[-1]
+            else:
+                del self._history[name], self._latest[name]
+        self._vectors = {k: v for k, v in self._vectors.items() if k[0] in self._latest}
+        if self.path is not None:
+            self.save(self.path)
+        return removed
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], embedder: Embedder | None = None) -> ProceduralMemory:
+        """Read a file :meth:`save` wrote. A runner that is not in :data:`RUNNERS` is
+        refused here, before anything can call it."""
         memory = cls(embedder)
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        for r in sorted(data["procedures"], key=lambda r: (r["name"], r["version"])):
+        records = data.get("procedures") if isinstance(data, dict) else None
+        if not isinstance(records, list):
+            raise ValueError(f"{path} has no 'procedures' list")
+        for i, r in enumerate(records):
+            if not isinstance(r, dict):
+                raise ValueError(f"{path}: procedure {i} is not an object")
+            run = r.get("run")
+            if run is not None:
+                if not isinstance(run, str):
+                    raise ValueError(f"{path}: procedure {i} has a run that is not a name")
+                _runner(run, f"{path}: procedure {i} ({r.get('name')!r})")
+        for r in sorted(records, key=lambda r: (str(r["name"]), r["version"])):
             memory.register(Procedure(r["name"], r["description"], tuple(r["steps"]),
-                                      r["version"], r.get("run")))
+                                      r["version"], r.get("run"), r.get("owner")))
+        memory.path = Path(path)
         return memory
 
     def __len__(self) -> int:
@@ -190,3 +273,4 @@ DIETARY_ADVICE = Procedure(
            "语气温和，不说教 keep it friendly, no lecturing"),
     run="gya_memory.procedural:dietary_advice",
 )
+register_runner("gya_memory.procedural:dietary_advice", dietary_advice)

@@ -48,8 +48,8 @@ Durability is that of :mod:`gya_memory.episodic`: WAL mode with ``synchronous=FU
 every write a ``BEGIN IMMEDIATE`` transaction that is on disk when the call returns, a
 busy timeout for writers in other processes, and ``MEMORY_SQLITE_UNSAFE_NO_JOURNAL=1``
 for sandboxes that forbid the journal. :meth:`SessionStore.forget` removes messages from
-the table and the index; like any SQLite delete, the bytes may linger in free pages (and
-FTS5 segments) until they are reused or the file is ``VACUUM``-ed.
+the table and the index, rewrites the index (FTS5 ``optimize``), and, with
+``secure_delete`` on and a WAL checkpoint, leaves the text in no byte of the files.
 
 Size limits (characters): message content 20,000, query 1,000 (at most 16 terms),
 session id and user id 128.
@@ -69,7 +69,8 @@ from typing import Any
 
 from .clock import Clock, system_clock
 from .config import get_settings
-from .checks import check_text
+from .checks import check_count, check_flag, check_text, check_user_id
+from .fence import fence
 from .episodic import escape_like
 from .storage import SQLiteStore
 
@@ -179,13 +180,14 @@ class SearchHit:
 
     def as_text(self) -> str:
         """The hit as a small transcript, ready to put into a prompt: the matching
-        message is marked with ``>``."""
+        message is marked with ``>``. The stored text is fenced as data
+        (:mod:`gya_memory.fence`): one line per message, nothing in it can close the fence
+        or look like a heading or a new message."""
         m = self.message
-        lines = [f"[session {m.session_id}, {m.created_at}]"]
-        for msg in (*self.before, m, *self.after):
-            mark = ">" if msg.id == m.id else " "
-            lines.append(f"{mark} {msg.role}: {msg.content}")
-        return "\n".join(lines)
+        msgs = (*self.before, m, *self.after)
+        return fence("session_hit", [msg.content for msg in msgs],
+                     header=f"session {m.session_id}, {m.created_at}",
+                     prefixes=[f"{'>' if msg.id == m.id else ' '} {msg.role}:" for msg in msgs])
 
 
 @dataclass(frozen=True)
@@ -239,18 +241,7 @@ def _check_id(name: str, value: object) -> str:
 
 def _check_content(value: object) -> str:
     """Stored as given (not stripped): these are the raw messages."""
-    if not isinstance(value, str):
-        raise ValueError(f"content must be a string, got {type(value).__name__}: {value!r:.80}")
-    if not value.strip():
-        raise ValueError("content is empty; a stored message needs some text")
-    if len(value) > MAX_CONTENT_CHARS:
-        raise ValueError(
-            f"content is {len(value):,} characters; the limit is {MAX_CONTENT_CHARS:,}"
-        )
-    if "\x00" in value:
-        raise ValueError("content contains a NUL character (\\x00); SQLite's text "
-                         "functions stop at it, so it cannot be searched")
-    return value
+    return check_text("content", value, MAX_CONTENT_CHARS, strip=False)
 
 
 def _check_role(value: object) -> str:
@@ -260,9 +251,7 @@ def _check_role(value: object) -> str:
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be an int from {low} to {high}, got {value!r}")
-    return value
+    return check_count(name, value, low, high)
 
 
 def _is_separator(ch: str) -> bool:
@@ -289,6 +278,7 @@ def query_terms(query: object) -> list[str]:
         raise ValueError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
     if "\x00" in query:
         raise ValueError("query contains a NUL character (\\x00)")
+    check_text("query", query, MAX_QUERY_CHARS, strip=False)  # e.g. a lone surrogate
     cleaned = "".join(" " if _is_separator(ch) else ch for ch in query)
     terms: list[str] = []
     seen: set[str] = set()
@@ -395,7 +385,7 @@ class SessionStore(SQLiteStore):
         unsafe_no_journal: bool | None = None,
     ) -> None:
         check_fts5_trigram()
-        self.user_id = _check_id("user_id", user_id)
+        self.user_id = check_user_id(user_id, limit=MAX_ID_CHARS)
         self.clock = clock
         self._open(default_path() if path is None else path, unsafe_no_journal)
 
@@ -575,7 +565,8 @@ class SessionStore(SQLiteStore):
         """Delete one session, or (``everything=True``) every session of this user, from
         the table and the search index. Give exactly one. Returns the messages deleted;
         other users' messages are never touched."""
-        if (session_id is not None) + bool(everything) != 1:
+        everything = check_flag("everything", everything)
+        if (session_id is not None) + everything != 1:
             raise ValueError("forget() takes exactly one of session_id= or everything=True")
         if session_id is not None:
             where, params = "AND session_id = ?", (self._known_session(session_id),)
@@ -584,6 +575,10 @@ class SessionStore(SQLiteStore):
         with self._write() as conn:
             cur = conn.execute(f"DELETE FROM messages WHERE user_id = ? {where}",
                                (self.user_id, *params))
+            # Rewrite the index without the deleted rows' terms (FTS5 otherwise keeps them
+            # in old segments next to "delete" markers until a merge).
+            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+        self._scrub()
         return cur.rowcount
 
     # -- helpers --------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 ``synchronous=FULL`` (a row is on disk when its transaction commits and survives a crash or a
 ``kill -9``), a busy timeout (two kernels writing the same file wait for each other instead of
 failing with "database is locked"), and write transactions opened with ``BEGIN IMMEDIATE``.
-``MEMORY_SQLITE_UNSAFE_NO_JOURNAL=1`` turns the journal off for locked-down sandboxes that
+Every connection sets ``PRAGMA secure_delete = ON`` (deleted rows are overwritten with
+zeros), and a forget ends with ``PRAGMA wal_checkpoint(TRUNCATE)`` so deleted text does not
+linger in the ``-wal`` file either. ``MEMORY_SQLITE_UNSAFE_NO_JOURNAL=1`` turns the journal off for locked-down sandboxes that
 forbid its files, with a loud warning: a crash mid-write can then corrupt the database.
 """
 
@@ -24,6 +26,17 @@ from .config import get_settings
 BUSY_TIMEOUT_S = 30.0
 
 
+def secure_connection(conn: sqlite3.Connection) -> None:
+    """``PRAGMA secure_delete = ON``: SQLite overwrites deleted content with zeros instead of
+    leaving it in free pages. Its default is off (some builds turn it on); we never rely on
+    the build, every connection the project opens asks for it."""
+    conn.execute("PRAGMA secure_delete = ON")
+    (mode,) = conn.execute("PRAGMA secure_delete").fetchone()
+    if int(mode) != 1:
+        raise RuntimeError("this SQLite refused PRAGMA secure_delete = ON; deleted memories "
+                           "would stay readable in the file")
+
+
 class UnsafeJournalWarning(RuntimeWarning):
     """SQLite's journal is off: a crash during a write can corrupt the database."""
 
@@ -37,6 +50,7 @@ class SQLiteStore:
 
     schema_sql = ""
     contents = "data"
+    scrubbed = True  # False after a forget whose WAL checkpoint could not finish
     user_id: str
     clock: Clock
 
@@ -58,6 +72,7 @@ class SQLiteStore:
 
     def _configure(self) -> None:
         self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        secure_connection(self.conn)
         if self.unsafe_no_journal:
             warnings.warn(
                 "MEMORY_SQLITE_UNSAFE_NO_JOURNAL is on: SQLite's journal is OFF for "
@@ -71,6 +86,16 @@ class SQLiteStore:
         else:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = FULL")
+
+    def _scrub(self) -> bool:
+        """After a delete: push the (zeroed) pages from the WAL into the file and empty the
+        WAL, so deleted text is in neither. Returns False if another connection's open read
+        kept the checkpoint from finishing (the next checkpoint finishes the job)."""
+        if self.path == ":memory:" or self.unsafe_no_journal:
+            return True
+        busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        self.scrubbed = busy == 0
+        return self.scrubbed
 
     @property
     def journal_mode(self) -> str:

@@ -18,9 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .checks import check_count, check_text
+
 Role = Literal["system", "user", "assistant", "tool"]
 Message = dict[str, str]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+MAX_CONTENT_CHARS = 10_000_000
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}\w]|\w+")
@@ -79,6 +82,8 @@ class WorkingMemory:
             raise ValueError(f"role must be one of {', '.join(ROLES)}; got {role!r}")
         if not isinstance(content, str):
             raise ValueError(f"content must be a string, got {type(content).__name__}")
+        if content:  # an empty reply is allowed; NUL and lone surrogates are not
+            check_text("content", content, MAX_CONTENT_CHARS, strip=False)
         if role == "system" and self._messages:
             raise ValueError("the system message must come first; create a new WorkingMemory")
         self._messages.append({"role": role, "content": content})
@@ -114,8 +119,10 @@ class WorkingMemory:
             raise ValueError("trim() takes exactly one of max_chars= or max_tokens=")
         budget = max_chars if max_chars is not None else max_tokens
         assert budget is not None
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-            raise ValueError(f"the budget must be a non-negative int, got {budget!r}")
+        try:
+            check_count("max_chars" if max_chars is not None else "max_tokens", budget, 0)
+        except ValueError as exc:
+            raise ValueError(f"the budget must be a non-negative int: {exc}") from None
         unit, count = ("chars", len) if max_chars is not None else ("tokens", count_tokens)
 
         head = [m for m in self._messages[:1] if m["role"] == "system"]

@@ -105,3 +105,51 @@ def test_callables_cannot_be_saved_and_bad_references_are_clear(tmp_path) -> Non
     memory.register(Procedure("z", "d", steps=("s",), run="gya_memory.nowhere:f"))
     with pytest.raises(ValueError, match="cannot load"):
         memory.invoke("z")
+
+
+def test_load_refuses_a_runner_that_is_not_registered(tmp_path) -> None:
+    import json
+
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps({"procedures": [
+        {"name": "evil", "description": "d", "steps": ["s"], "version": 1,
+         "run": "subprocess:getoutput"}]}), encoding="utf-8")
+    with pytest.raises(ValueError, match="not a registered runner"):
+        ProceduralMemory.load(path)
+    memory = ProceduralMemory()
+    memory.register(Procedure("evil", "d", steps=("s",), run="subprocess:getoutput"))
+    with pytest.raises(ValueError, match="not a registered runner"):
+        memory.invoke("evil", cmd="echo pwned")
+
+
+def test_procedure_counts_and_text_are_checked() -> None:
+    from gya_memory.embeddings import TFIDFEmbedder
+    from gya_memory.procedural import DIETARY_ADVICE
+
+    memory = ProceduralMemory(embedder=TFIDFEmbedder())
+    memory.register(DIETARY_ADVICE)
+    memory.register(Procedure("other", "something else", steps=("s",)))
+    for bad in (-1, 0, True, 1.5):
+        with pytest.raises(ValueError, match="top_k"):
+            memory.search("advice", top_k=bad)
+    with pytest.raises(ValueError, match="version"):
+        memory.get("other", True)
+    with pytest.raises(ValueError, match="step"):
+        Procedure("x", "d", steps=("ok", "bad\ud800"))
+    with pytest.raises(ValueError, match="owner"):
+        Procedure("x", "d", steps=("s",), owner="alice ")
+
+
+def test_erase_user_removes_only_that_users_procedures(tmp_path) -> None:
+    from gya_memory.procedural import DIETARY_ADVICE
+
+    memory = ProceduralMemory()
+    memory.register(DIETARY_ADVICE)
+    memory.register(Procedure("alice_tea", "alice's tea routine SENTINEL", steps=("s",), owner="alice"))
+    memory.register(Procedure("bob_run", "bob's run", steps=("s",), owner="bob"))
+    memory.save(tmp_path / "p.json")
+    assert memory.erase_user("alice") == 1
+    assert [p.name for p in memory] == ["dietary_advice", "bob_run"]
+    assert b"SENTINEL" not in (tmp_path / "p.json").read_bytes()
+    again = ProceduralMemory.load(tmp_path / "p.json")
+    assert again.get("bob_run").owner == "bob" and again.get("dietary_advice").owner is None

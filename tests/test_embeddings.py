@@ -553,3 +553,38 @@ def test_min_scores() -> None:
     assert min_score_for("openai/BAAI/bge-m3") == 0.5  # same model, another server
     assert min_score_for("openai/some-new-model") == UNKNOWN_MIN_SCORE
     assert TFIDFEmbedder(min_score=0.3).default_min_score == 0.3
+
+
+# -- issue 10: secrets stay out of reprs, messages and warnings ----------------------------------
+def test_keys_and_url_credentials_never_show() -> None:
+    import warnings
+
+    from gya_memory.failures import closed_port_url
+    from gya_memory.semantic import DegradedWarning, SemanticMemory
+
+    settings = get_settings({"GYA_EMBED_API_KEY": "sk-embed-SECRET", "QDRANT_API_KEY": "qd-SECRET",
+                             "GYA_LLM_API_KEY": "llm-SECRET",
+                             "GYA_LLM_BASE_URL": "http://bob:pw-SECRET@127.0.0.1:9/v1"})
+    assert "SECRET" not in repr(settings) and "openai_embed_key='***'" in repr(settings)
+    url = closed_port_url().replace("http://", "http://bob:pw-SECRET@")
+    embedder = emb.OllamaEmbedder(url, timeout=2)
+    assert "SECRET" not in repr(embedder) and "***@" in repr(embedder)
+    with pytest.raises(emb.EmbeddingUnavailable) as exc:
+        embedder.embed_query("hi")
+    assert "SECRET" not in str(exc.value) and "SECRET" not in str(exc.value.url)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mem = SemanticMemory(":memory:", embedder=emb.OllamaEmbedder(url, timeout=2), fallback=True)
+        mem.store("a memory")
+    degraded = [w for w in caught if issubclass(w.category, DegradedWarning)]
+    assert degraded and all("SECRET" not in str(w.message) for w in degraded)
+    assert mem.degraded_reason and "SECRET" not in mem.degraded_reason
+    mem.close()
+
+
+def test_redact_url() -> None:
+    from gya_memory.checks import redact_url
+
+    assert redact_url("https://u:p@h.example:8/x?y=1") == "https://***@h.example:8/x?y=1"
+    assert redact_url("http://h/x") == "http://h/x"
+    assert redact_url("failed at http://a:b@h/ and https://c@d/") == "failed at http://***@h/ and https://***@d/"

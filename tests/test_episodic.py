@@ -290,3 +290,43 @@ def test_as_dataframe(mem: EpisodicMemory) -> None:
 
 def test_repr_has_no_directory(mem: EpisodicMemory) -> None:
     assert repr(mem) == "EpisodicMemory('facts.sqlite3', user_id='user-zh-001')"
+
+
+# -- issue 10: flags are booleans, counts are ints, text is checked by name ---------------------
+@pytest.mark.parametrize("flag", ["no", "false", "0", 0, 1, None, "yes"])
+def test_forget_everything_must_be_a_real_bool(mem: EpisodicMemory, flag: object) -> None:
+    mem.add("偏好", "kept", "session-A")
+    before = len(mem)
+    with pytest.raises(ValueError, match="everything must be True or False"):
+        mem.forget(everything=flag)  # type: ignore[arg-type]
+    assert len(mem) == before > 0
+
+
+def test_huge_ids_nul_and_lone_surrogates_get_clear_errors(mem: EpisodicMemory) -> None:
+    before = len(mem)
+    with pytest.raises(ValueError, match="fact_id must be a positive int"):
+        mem.get(10**30)
+    with pytest.raises(ValueError, match="fact contains a NUL"):
+        mem.add("偏好", "咖啡\x00", "session-A")
+    with pytest.raises(ValueError, match="subject contains a lone surrogate"):
+        mem.add("\ud800", "咖啡", "session-A")
+    assert len(mem) == before
+
+
+def test_add_many_checks_every_row_first_and_names_the_index(mem: EpisodicMemory) -> None:
+    before = len(mem)
+    rows = [("偏好", "ok", "s"), ("偏好", "also ok", "s"), ("偏好", "bad\x00", "s")]
+    with pytest.raises(ValueError, match=r"row 2: .*fact contains a NUL"):
+        mem.add_many(rows)
+    with pytest.raises(ValueError, match=r"row 1 must be"):
+        mem.add_many([("偏好", "ok", "s"), ("only two", "items")])
+    assert len(mem) == before
+
+
+@pytest.mark.parametrize("bad", ["user-zh-001 ", " user-zh-001", "user-zh-001\n", "user-zh-001\t", "user-zh-001\xa0"])
+def test_padded_user_ids_cannot_reach_another_users_facts(db, mem: EpisodicMemory, bad: str) -> None:
+    mem.add("偏好", "mine", "session-A")
+    before = len(mem)
+    with pytest.raises(ValueError, match="user_id"):
+        EpisodicMemory(db, user_id=bad)
+    assert len(mem) == before

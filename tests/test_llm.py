@@ -476,3 +476,14 @@ def test_local_model_is_repeatable_and_quiet(capfd: pytest.CaptureFixture[str]) 
         model.close()
     out, err = capfd.readouterr()
     assert (out, err) == ("", "")
+
+
+def test_chat_client_hides_key_and_url_credentials() -> None:
+    from gya_memory.llm import LLMError, OpenAIChat
+
+    chat = OpenAIChat("http://bob:pw-SECRET@127.0.0.1:9/v1", api_key="sk-SECRET")
+    assert "SECRET" not in repr(chat)
+    assert "SECRET" not in str(LLMError("the chat server at http://bob:pw-SECRET@h/v1 failed"))
+    with pytest.raises(ValueError) as exc:
+        OpenAIChat("ftp://bob:pw-SECRET@h")
+    assert "SECRET" not in str(exc.value)

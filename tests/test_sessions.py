@@ -180,7 +180,9 @@ def test_context_comes_from_the_same_session_only(db: Path) -> None:
         assert [m.seq for m in hit.before] == [1, 2] and [m.seq for m in hit.after] == [4, 5]
         assert all(m.session_id == "s1" for m in hit.before + hit.after)
         text = hit.as_text()
-        assert text.splitlines()[0].startswith("[session s1, 2026-09-01T09:")
+        assert text.splitlines()[0] == "<session_hit>"
+        assert text.splitlines()[1].startswith("(session s1, 2026-09-01T09:")
+        assert text.splitlines()[-1] == "</session_hit>"
         assert "> user: s1 message 3 target" in text
         assert hit.as_dict()["message"]["seq"] == 3
 
@@ -423,3 +425,32 @@ def test_clear_error_without_fts5_trigram(monkeypatch: pytest.MonkeyPatch, db: P
                        match=r"needs SQLite 3\.34\.0 or newer.*uses SQLite 3\.31\.1"):
         SessionStore(db)
     assert not db.exists()
+
+
+# -- issue 10 --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("flag", ["no", "false", "0", 0, None])
+def test_forget_everything_must_be_a_real_bool(store: SessionStore, flag: object) -> None:
+    before = len(store)
+    with pytest.raises(ValueError, match="everything must be True or False"):
+        store.forget(everything=flag)  # type: ignore[arg-type]
+    assert len(store) == before > 0
+
+
+def test_a_bad_message_is_named_by_index_and_nothing_is_written(store: SessionStore) -> None:
+    before = len(store)
+    msgs = [{"role": "user", "content": "fine"}, {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "bad\ud800"}]
+    with pytest.raises(ValueError, match=r"message 2: content contains a lone surrogate"):
+        store.add_session("new", msgs)
+    assert len(store) == before
+
+
+@pytest.mark.parametrize("bad", [" x", "x ", "x\n", "x\t", "x\xa0", "x\x1b"])
+def test_padded_user_ids_are_refused(db: Path, bad: str) -> None:
+    with pytest.raises(ValueError, match="user_id"):
+        SessionStore(db, user_id=USER + bad if bad[0] != " " else bad + USER)
+
+
+def test_a_query_with_a_lone_surrogate_is_a_clear_error(store: SessionStore) -> None:
+    with pytest.raises(ValueError, match="query contains a lone surrogate"):
+        store.search("咖啡\udc80")

@@ -99,3 +99,18 @@ def test_approx_tokens_counts_cjk_per_character() -> None:
     assert approx_tokens("戒咖啡") == 3
     assert approx_tokens("cut down on coffee.") == 5
     assert approx_tokens("我在戒 coffee!") == 5
+
+
+def test_content_with_nul_or_lone_surrogate_is_refused_and_budgets_are_ints() -> None:
+    import pytest
+
+    from gya_memory.working import WorkingMemory
+
+    wm = WorkingMemory(system="s")
+    for bad in ("a\x00b", "a\ud800"):
+        with pytest.raises(ValueError, match="content"):
+            wm.add("user", bad)
+    wm.add("assistant", "")  # an empty reply is fine
+    for budget in (float("nan"), 1.5, True, -1):
+        with pytest.raises(ValueError, match="budget"):
+            wm.trim(max_chars=budget)  # type: ignore[arg-type]
