@@ -339,7 +339,7 @@ def _check_reembed(folder: Path, reported: list[str]) -> Trial:
             errors.append(f"{embedder.name}: {type(exc).__name__}: {exc}"[:200])
             continue
         missing = SEMANTIC_SEED_MEMORIES - n
-        lost = int(missing > 0 or (reported and not isinstance(embedder, HashEmbedder)))
+        lost = int(missing > 0 or (bool(reported) and not isinstance(embedder, HashEmbedder)))
         corrupt = int(not hit)
         return Trial("reembed", len(reported), lost, corrupt,
                      f"{missing} memories missing" if missing else "")

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .checks import check_text as _check_text
+from .checks import check_user_id
 from .clock import Clock, system_clock
 from .config import get_settings
 from .sparse import document_vector, query_vector
@@ -171,17 +172,8 @@ def _check_memory_text(name: str, value: object) -> str:
 
 
 def _check_user_id(user_id: object) -> str:
-    """A user id as given (never stripped): a non-empty string without surrounding spaces
-    or control characters."""
-    if not isinstance(user_id, str):
-        raise ValueError(f"user_id must be a string, got {type(user_id).__name__}: {user_id!r}")
-    _check_text("user_id", user_id, MAX_ID_CHARS)
-    if user_id != user_id.strip():
-        raise ValueError(f"user_id {user_id!r} has leading or trailing whitespace; "
-                         "give it without")
-    if _CONTROL_RE.search(user_id):
-        raise ValueError(f"user_id {user_id!r} contains a control character")
-    return _check_chars("user_id", user_id)
+    """A user id as given (never stripped): the shared rule, ``checks.check_user_id``."""
+    return _check_chars("user_id", check_user_id(user_id, limit=MAX_ID_CHARS))
 
 
 def point_id(user_id: str, text: str) -> str:

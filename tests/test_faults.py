@@ -17,12 +17,7 @@ SEMANTIC = {"semantic_store_many", "reembed", "fallback_switch"}
 TRIALS = {path: (2 if path in SEMANTIC else 3) for path in PATHS}
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(p, marks=pytest.mark.xfail(
-        reason="semantic writes become crash-safe with the Qdrant Edge branch", strict=False))
-    if p in SEMANTIC else p
-    for p in PATHS
-])
+@pytest.mark.parametrize("path", PATHS)
 def test_a_killed_writer_loses_nothing_and_corrupts_nothing(tmp_path: Path, path: str) -> None:
     results = run_trials(path, TRIALS[path], tmp_path, seed=10)
     s = summary(path, results)
