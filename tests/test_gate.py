@@ -134,3 +134,42 @@ def test_recall_floors_still_match_the_calibration_set() -> None:
 
 def test_judge_min_is_the_tuned_value() -> None:
     assert JUDGE_MIN == 0.45  # see notebook 09 and `python -m gya_memory.evaluation --sweep`
+
+
+# -- the real local model as the judge -------------------------------------------------------
+def _no_local_model() -> str | None:
+    import importlib.util
+
+    from gya_memory.llm import LLMUnavailable, model_part_files
+
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "xllamacpp is not installed"
+    try:
+        model_part_files()
+    except LLMUnavailable:
+        return "the model packages are not installed"
+    return None
+
+
+@pytest.mark.skipif(_no_local_model() is not None, reason=str(_no_local_model()))
+def test_the_local_model_judges_repeatably_and_tells_related_from_unrelated() -> None:
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from gya_memory.llm import get_llm, llm_settings
+
+    model_dir = os.environ.get("GYA_LLM_MODEL_DIR") or str(
+        Path(tempfile.gettempdir()) / "gya_memory-models")
+    model = get_llm(llm_settings({"GYA_LLM_MODEL_DIR": model_dir}))
+    assert model.gives_probabilities
+    try:
+        related = judge_relevance(model, "我今晚能喝杯拿铁吗？", "最近在戒咖啡，想少喝一点")
+        unrelated = judge_relevance(model, "我老婆是做什么工作的？", "每周六早上去打羽毛球")
+        again = judge_relevance(model, "我今晚能喝杯拿铁吗？", "最近在戒咖啡，想少喝一点")
+        probs = model.next_token_probs([{"role": "user", "content": "Say yes."}], top=5)
+    finally:
+        model.close()
+    assert 0.0 <= unrelated < related <= 1.0
+    assert abs(again - related) < 0.02  # the prompt cache is on for judging: near, not exact
+    assert len(probs) <= 5 and all(0 <= p <= 1 for p in probs.values())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import socket
 import tempfile
@@ -487,3 +488,25 @@ def test_chat_client_hides_key_and_url_credentials() -> None:
     with pytest.raises(ValueError) as exc:
         OpenAIChat("ftp://bob:pw-SECRET@h")
     assert "SECRET" not in str(exc.value)
+
+
+def test_next_token_probs_from_an_openai_server(server: FakeServer) -> None:
+    body = completion("Yes")
+    body["choices"][0]["logprobs"] = {"content": [{"token": "Yes", "logprob": -0.1, "top_logprobs": [
+        {"token": "Yes", "logprob": -0.1}, {"token": " yes", "logprob": -3.0},
+        {"token": "No", "logprob": -2.5}]}]}
+    server.route("POST", "/v1/chat/completions", 200, body)
+    client = OpenAIChat(server.url, model="m", timeout=5)
+    assert client.gives_probabilities
+    probs = client.next_token_probs(QUESTION, top=3)
+    (request,) = server.seen
+    assert request.body["max_tokens"] == 1 and request.body["logprobs"] is True
+    assert request.body["top_logprobs"] == 3
+    assert set(probs) == {"yes", "no"}
+    assert probs["yes"] == pytest.approx(math.exp(-0.1) + math.exp(-3.0))
+    # a server that sends no logprobs is a clear error, not a silent 0.5
+    server.route("POST", "/v1/chat/completions", 200, completion("Yes"))
+    with pytest.raises(LLMError, match="without token probabilities"):
+        client.next_token_probs(QUESTION)
+    with pytest.raises(ValueError, match="top must be"):
+        client.next_token_probs(QUESTION, top=0)
