@@ -47,7 +47,10 @@ cmd=${1:-help}
 [ $# -gt 0 ] && shift
 case "$cmd" in
   setup)   setup ;;
-  lab)     setup; exec "$venv/bin/jupyter" lab --ServerApp.root_dir=notebooks "$@" ;;
+  lab)     setup
+           # Jupyter refuses to start as root (containers, classroom images) unless told to.
+           root=(); [ "$(id -u)" = 0 ] && root=(--allow-root)
+           exec "$venv/bin/jupyter" lab --ServerApp.root_dir=notebooks "${root[@]}" "$@" ;;
   test)    setup
            # Model answers are compared word for word only on the CPU the notebooks were
            # stored on; elsewhere they are masked (README, "Tests").
