@@ -279,7 +279,7 @@ def _gate_drop(decision: GateDecision) -> Dropped:
         return Dropped(decision.hit, decision.reason)
     reason = f"gate: {decision.reason}"
     if decision.p_yes is not None:
-        reason += f" (P(yes) {decision.p_yes:.2f})"
+        reason += f" (P(yes) {decision.p_yes:.3f})"
     return Dropped(decision.hit, reason)
 
 

@@ -507,7 +507,7 @@ def test_at_most_two_rounds(memory: SemanticMemory) -> None:
 # -- the gate's judge: a chat model that gives token probabilities --------------------------------
 FOUR = [Hit("a", 0.9, "甲", {}), Hit("b", 0.8, "乙", {}), Hit("c", 0.4, "丙", {}),
         Hit("d", 0.3, "丁", {})]  # with threshold 0.5: two above the floor, one over the pool
-JUDGED_NO = "dropped: gate: judge: no (P(yes) 0.31)"
+JUDGED_NO = "dropped: gate: judge: no (P(yes) 0.310)"
 
 
 def test_the_judge_drops_what_it_says_no_to() -> None:
@@ -525,7 +525,7 @@ def test_the_judge_drops_what_it_says_no_to() -> None:
         ("丁", False, "over pool")]
     assert [d.p_yes for d in trace.gate] == [pytest.approx(0.9), pytest.approx(0.31), None, None]
     assert [(d.hit.text, d.reason) for d in trace.assembly.dropped] == [
-        ("乙", "gate: judge: no (P(yes) 0.31)"), ("丙", "gate: below floor"),
+        ("乙", "gate: judge: no (P(yes) 0.310)"), ("丙", "gate: below floor"),
         ("丁", "gate: over pool")]
     sent = str(llm.calls[0]["messages"])
     assert "[1] 甲 (" in sent and all(t not in sent for t in ("乙", "丙", "丁"))
@@ -541,7 +541,7 @@ def test_the_judge_rejecting_everything_sends_the_no_hit_note(memory: SemanticMe
     assert llm.calls[0]["messages"][-1]["content"].startswith(no_hit_block("zh"))
     assert NO_HIT_ZH in llm.calls[0]["messages"][-1]["content"]
     fates = [f for _, f in trace.fates()]
-    assert fates == ["dropped: gate: judge: no (P(yes) 0.10)"] + [BELOW_FLOOR] * 2 + [OVER_POOL] * 3
+    assert fates == ["dropped: gate: judge: no (P(yes) 0.100)"] + [BELOW_FLOOR] * 2 + [OVER_POOL] * 3
     for text in ALL_TEXTS:
         assert text not in str(llm.calls[0]["messages"])
 
@@ -593,14 +593,14 @@ def test_the_tool_path_applies_the_gate() -> None:
         ("甲", "passed"), ("乙", "judge: no"), ("丙", "below floor"), ("丁", "over pool")]
     assert trace.gate[1].p_yes == pytest.approx(0.31)
     assert [d.reason for d in trace.assembly.dropped] == [
-        "gate: judge: no (P(yes) 0.31)", "gate: below floor", "gate: over pool"]
+        "gate: judge: no (P(yes) 0.310)", "gate: below floor", "gate: over pool"]
 
     # the judge says no to everything: the tool result is the no-hit note
     llm = JudgingLLM(say("", recall("饮料")), say("我不知道。"), default=0.2)
     trace = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm).ask("问题", trigger="model")
     assert tool_messages(llm.calls[1]["messages"])[0][1]["content"] == no_hit_block("zh")
     assert trace.assembly.placed == [] and trace.assembly.no_hit
-    assert [f for _, f in trace.fates()][:2] == ["dropped: gate: judge: no (P(yes) 0.20)"] * 2
+    assert [f for _, f in trace.fates()][:2] == ["dropped: gate: judge: no (P(yes) 0.200)"] * 2
 
 
 def test_the_tool_path_gates_each_search(memory: SemanticMemory) -> None:
@@ -614,7 +614,7 @@ def test_the_tool_path_gates_each_search(memory: SemanticMemory) -> None:
     assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
         (1, COFFEE, 3)]
     assert dict((h.text, f) for h, f in trace.fates()[6:])[NAME] == (
-        "dropped: gate: judge: no (P(yes) 0.20)")
+        "dropped: gate: judge: no (P(yes) 0.200)")
     assert len(trace.gate) == len(trace.candidates) == 12
 
 
