@@ -43,13 +43,6 @@ RECALL_FLOOR_BY_LANGUAGE: dict[str, dict[str, float]] = {
 JUDGE_MIN = 0.45
 
 
-class HitLike(Protocol):
-    id: str
-    score: float
-    text: str
-    payload: dict[str, Any]
-
-
 class ProbabilityModel(Protocol):
     """What the judge needs of a chat model: the first token's probabilities."""
 
