@@ -53,7 +53,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 import time
 from urllib.parse import quote
 from collections.abc import Iterator
@@ -66,6 +65,7 @@ from .checks import check_finite, check_text, check_user_id
 from .clock import Clock, system_clock
 from .config import get_settings
 from .fence import fence
+from .files import atomic_write_text, fsync_folder
 from .injection import BIDI_CHARS as BIDI_CHARS  # re-exported
 from .injection import INVISIBLE_CHARS as INVISIBLE_CHARS  # re-exported
 from .injection import RULES as RULES  # re-exported
@@ -254,38 +254,6 @@ def _is_temp_of(name: str, file_name: str) -> bool:
     return name.startswith(f".{file_name}.") and name.endswith(".tmp")
 
 
-def _fsync_folder(folder: Path) -> None:
-    """Make the rename itself durable (POSIX). Windows cannot open a folder; it is skipped."""
-    if os.name == "nt":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Replace ``path`` by ``text`` (UTF-8): temp file in the same folder, fsync, rename, fsync folder.
-
-    If anything fails, the temp file is removed and the old file is left as it was.
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_folder(path.parent)
-
-
 @contextmanager
 def _file_lock(lock_path: Path, timeout: float, name: str) -> Iterator[None]:
     """Hold an exclusive lock on ``lock_path`` (flock on POSIX, msvcrt on Windows).
@@ -466,7 +434,7 @@ class MemoryFile:
         except FileNotFoundError:
             pass
         if self.path.parent.exists():
-            _fsync_folder(self.path.parent)
+            fsync_folder(self.path.parent)
         return len(entries)
 
     def _check_room(self, action: str, before: list[str], after: list[str]) -> None:
@@ -478,7 +446,7 @@ class MemoryFile:
 
     def _save(self, entries: list[str]) -> Usage:
         text = ENTRY_DELIMITER.join(entries)
-        _atomic_write(self.path, text)
+        atomic_write_text(self.path, text)
         return Usage.of(len(text), self.cap)
 
     def _find(self, entries: list[str], substring: str) -> int:
@@ -668,9 +636,9 @@ class CuratedMemory:
             tombstone = self.folder.with_name(f"{_TOMBSTONE}{self.folder.name}-{os.getpid()}-"
                                               f"{time.monotonic_ns()}")
             os.rename(self.folder, tombstone)
-            _fsync_folder(self.folder.parent)
+            fsync_folder(self.folder.parent)
         shutil.rmtree(tombstone, ignore_errors=True)
-        _fsync_folder(self.folder.parent)
+        fsync_folder(self.folder.parent)
         return removed
 
     def __repr__(self) -> str:

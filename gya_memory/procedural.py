@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .checks import check_count, check_text, check_user_id
+from .files import atomic_write_text
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
@@ -179,20 +179,8 @@ class ProceduralMemory:
                                 "steps": list(p.steps), "version": p.version, "run": p.run,
                                 "owner": p.owner})
         target = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(json.dumps({"procedures": records}, ensure_ascii=False,
-                                   indent=1).encode("utf-8"))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write_text(target, json.dumps({"procedures": records}, ensure_ascii=False,
+                                              indent=1))
         self.path = target
 
     def erase_user(self, user_id: str) -> int:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .files import atomic_write_text
 from .sparse import Sparse
 
 DENSE = "dense"
@@ -254,17 +255,7 @@ def _is_lock_error(exc: BaseException) -> bool:
 
 
 def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=1, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True))
 
 
 def _floats(vector: Any) -> list[float]:
