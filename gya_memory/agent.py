@@ -32,6 +32,7 @@ from .context import (
 )
 from .gate import Gate, GateDecision, passed, recall_floor
 from .llm import ChatLLM, Reply
+from .notebook import quote
 
 Trigger = Literal["program", "model", "none"]
 
@@ -48,12 +49,6 @@ RECALL_TOOL: dict[str, Any] = {
         },
     },
 }
-
-
-def quote(text: str) -> str:
-    """Model text, marked as such: «...». Notebooks show every model answer this way, so the
-    nbval sanitizer for other CPUs can mask exactly the model's words (see README, Tests)."""
-    return f"«{text.replace('«', '‹').replace('»', '›')}»"
 
 
 @dataclass(frozen=True)
@@ -136,7 +131,10 @@ class Trace:
         rows.append(f"<tr><th>messages</th><td><ol start='0' style='margin:0;list-style:none;"
                     f"padding:0'>{msgs}</ol></td></tr>")
         rows.append(f"<tr><th>answer</th><td>{esc(quote(self.answer))}</td></tr>")
-        return ("<table style='text-align:left'>" + "".join(rows) + "</table>")
+        # Lab's CSS right-aligns table cells; inline styles on each cell win over it.
+        cell = "style='text-align:left;vertical-align:top'"
+        body = "".join(rows).replace("<th>", f"<th {cell}>").replace("<td>", f"<td {cell}>")
+        return f"<table>{body}</table>"
 
 
 class MemoryAgent:

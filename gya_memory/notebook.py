@@ -1,0 +1,105 @@
+"""Display helpers for the notebooks: model text in guillemets, tables that read left to right.
+
+JupyterLab right-aligns every table cell with its own CSS. That suits numbers and ruins
+sentences, Chinese ones most of all. ``table()`` writes the alignment into each cell, which
+wins over any stylesheet: text to the left, numbers to the right.
+
+>>> quote("hi «there»")
+'«hi ‹there›»'
+>>> print(table([{"memory": "对花生过敏", "score": 0.912}]))
+memory      score
+对花生过敏  0.912
+"""
+
+from __future__ import annotations
+
+import html
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Number
+from typing import Any
+
+__all__ = ["quote", "table", "Table"]
+
+
+def quote(text: str) -> str:
+    """Model text, marked as such: «...». Notebooks show every model answer this way, so the
+    nbval sanitizer for other CPUs can mask exactly the model's words (see README, Tests)."""
+    return f"«{text.replace('«', '‹').replace('»', '›')}»"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, Number) and not isinstance(value, bool)
+
+
+def width(text: str) -> int:
+    """Columns the text takes in a terminal: Chinese characters count two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, cols: int, right: bool) -> str:
+    fill = " " * (cols - width(text))
+    return fill + text if right else text + fill
+
+
+def _cell(value: Any, digits: int) -> str:
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows under named columns; shown as left-aligned HTML in Lab and as plain text elsewhere."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    digits: int = 3
+
+    def numeric(self, j: int) -> bool:
+        values = [r[j] for r in self.rows if r[j] is not None]
+        return bool(values) and all(_is_number(v) for v in values)
+
+    def __repr__(self) -> str:
+        cells = [list(self.columns)] + [[_cell(v, self.digits) for v in r] for r in self.rows]
+        widths = [max(width(row[j]) for row in cells) for j in range(len(self.columns))]
+        lines = []
+        for row in cells:
+            parts = [_pad(row[j], widths[j], self.numeric(j)) for j in range(len(row))]
+            lines.append("  ".join(parts).rstrip())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        def align(j: int) -> str:
+            return "right" if self.numeric(j) else "left"
+
+        head = "".join(f"<th style='text-align:{align(j)}'>{html.escape(c)}</th>"
+                       for j, c in enumerate(self.columns))
+        body = "".join(
+            "<tr>" + "".join(f"<td style='text-align:{align(j)};white-space:pre-wrap'>"
+                             f"{html.escape(_cell(v, self.digits))}</td>"
+                             for j, v in enumerate(r)) + "</tr>"
+            for r in self.rows)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def table(data: Any, columns: Sequence[str] | None = None, *, digits: int = 3) -> Table:
+    """A table from a pandas DataFrame, a list of dicts or a list of tuples (with ``columns``).
+
+    Floats are rounded to ``digits`` places, so stored outputs stay stable.
+    """
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a DataFrame
+        cols = tuple(str(c) for c in data.columns)
+        rows = tuple(tuple(r) for r in data.itertuples(index=False, name=None))
+        return Table(cols, rows, digits)
+    items = list(data) if isinstance(data, Iterable) else []
+    if items and isinstance(items[0], Mapping):
+        cols = tuple(columns or dict.fromkeys(k for item in items for k in item))
+        return Table(cols, tuple(tuple(item.get(c) for c in cols) for item in items), digits)
+    if columns is None:
+        raise ValueError("table(): rows given as tuples need columns=[...] to name them")
+    rows = tuple(tuple(r) for r in items)
+    if any(len(r) != len(columns) for r in rows):
+        raise ValueError(f"table(): every row needs {len(columns)} values, one per column")
+    return Table(tuple(columns), rows, digits)
