@@ -644,7 +644,7 @@ def test_to_text_of_a_tool_trace(memory: SemanticMemory) -> None:
     text = trace.to_text()
     assert "trigger:  model" in text and "recall_memory called with: ['咖啡']" in text
     assert "  3 tool: <memories>" in text
-    assert "<tr><th>tool calls</th>" in trace._repr_html_()
+    assert ">tool calls</th>" in trace._repr_html_()
     assert set(trace.timings) == {"total"}
 
 
