@@ -23,10 +23,9 @@ __all__ = ["Verdict", "verdict"]
 def __getattr__(name: str) -> Any:
     parts = name.split("_")
     if len(parts) == 3 and parts[0] == "exercise" and parts[1].isdigit():
-        module = import_module(f".nb{parts[1]}", __name__)
         try:
-            return getattr(module, name)
-        except AttributeError:
+            return getattr(import_module(f".nb{parts[1]}", __name__), name)
+        except (ModuleNotFoundError, AttributeError):
             pass
     raise AttributeError(f"no self-check called {name!r}: look for check.exercise_NN_K "
                          "under the exercise in the notebook")
