@@ -86,8 +86,12 @@ def test_no_timing_metadata(path: Path) -> None:
 def test_opens_with_goals_and_ends_with_exercises(path: Path) -> None:
     markdown = ["".join(c["source"]) for c in load(path)["cells"] if c["cell_type"] == "markdown"]
     assert "What you'll learn" in markdown[0] and "What you need" in markdown[0]
-    tail = "\n".join(markdown[-3:])
-    assert "Summary" in tail and "Exercises" in tail
+    headings = [m for m in markdown if m.lstrip().startswith("## ")]
+    summary = next((i for i, m in enumerate(markdown) if m.lstrip().startswith("## Summary")), None)
+    assert summary is not None, "the notebook needs a '## Summary' section"
+    assert "要点" in "\n".join(markdown[summary:summary + 3]), "a 要点 box follows the summary"
+    assert headings[-1].lstrip().startswith("## Exercises"), "the last section is '## Exercises'"
+    assert "### Exercise" in "\n".join(markdown[summary:])
 
 
 @pytest.mark.parametrize("name", ["nbval_sanitize.cfg", "nbval_sanitize_model.cfg"])
