@@ -109,6 +109,42 @@ def shorten(text: str, width: int = LABEL_WIDTH) -> str:
     return "".join(out).rstrip() + "…"
 
 
+def wrap(text: str, width: int = LABEL_WIDTH, lines: int = 2) -> str:
+    """``text`` over at most ``lines`` lines of ``width`` display columns, "…" if cut.
+
+    Long labels (a whole question) stay readable instead of losing their end.
+
+    >>> wrap("What does the user want to give up?", 24)
+    'What does the user want\\nto give up?'
+    >>> wrap("我最近饮食上有什么要注意的吗？", 20)
+    '我最近饮食上有什么要\\n注意的吗？'
+    """
+    words = " ".join(str(text).split())
+    out: list[str] = []
+    rest = words
+    while rest and len(out) < lines:
+        if sum(map(_display_width, rest)) <= width:
+            out.append(rest)
+            rest = ""
+            break
+        if len(out) == lines - 1:  # the last line: cut it
+            out.append(shorten(rest, width))
+            rest = ""
+            break
+        used, cut = 0, 0
+        for k, ch in enumerate(rest):
+            used += _display_width(ch)
+            if used > width:
+                break
+            cut = k + 1
+        space = rest.rfind(" ", 0, cut + 1)
+        if space > 0 and not any(_display_width(c) == 2 for c in rest[space:cut]):
+            cut = space  # break at a space when the line ends inside a word
+        out.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    return "\n".join(out)
+
+
 def _fmt(value: float) -> str:
     """A threshold as written by a person: 0.86, 0.5, 0.861 (at most 3 decimals)."""
     return f"{value:.3f}".rstrip("0").rstrip(".")
@@ -238,7 +274,7 @@ def score_bars(
               bbox_to_anchor=(1.01, 1.0), frameon=False)
     hits = sum(s >= threshold for s in scores)
     ax.set_title(title if title is not None else
-                 f"「{shorten(query, 40)}」: {hits} of {n} candidates kept 保留",
+                 f"「{shorten(query, 40)}」: {n} candidates, {hits} at or above min_score 达到阈值",
                  fontsize=_FONT_SIZE + 1)
     return fig
 
@@ -278,7 +314,7 @@ def score_heatmap(
         raise ValueError(f"scores has shape {grid.shape}, expected "
                          f"({len(queries)}, {len(memories)}) = (queries, memories)")
     rows, cols = grid.shape
-    fig = _new_figure(figsize or (7.0, min(max(3.0, 1.9 + 0.42 * rows), 9.0)))
+    fig = _new_figure(figsize or (7.0, min(max(3.0, 1.9 + 0.5 * rows), 9.0)))
     ax = fig.add_subplot()
     ax.tick_params(labelsize=_FONT_SIZE, length=0)
 
@@ -303,7 +339,7 @@ def score_heatmap(
 
     ax.set_xticks(range(cols), [shorten(m, 20) for m in memories],
                   rotation=30, ha="right", rotation_mode="anchor")
-    ax.set_yticks(range(rows), [shorten(q) for q in queries])
+    ax.set_yticks(range(rows), [wrap(q, 24) for q in queries])  # two lines, not cut short
     ax.set_xticks(np.arange(cols + 1) - 0.5, minor=True)
     ax.set_yticks(np.arange(rows + 1) - 0.5, minor=True)
     ax.grid(which="minor", color="white", lw=1.5)
