@@ -3,7 +3,7 @@
 One line per check, ✓ or ✗, and under every ✗ the command or step that fixes it. The exit
 code is 1 if any check failed, so a script (or a teacher collecting screenshots) can tell.
 
-    python tools/doctor.py                 # every check (about 10-40 s; the model loads once)
+    python tools/doctor.py                 # every check (under a minute on an idle laptop)
     python tools/doctor.py --skip llm,lab  # leave some out
     python tools/doctor.py --only python,disk,ram,requirements
 
