@@ -2,11 +2,13 @@
 # One entry point for learners, teachers and CI. It sets up .venv on first use (and again
 # only when requirements.txt or pyproject.toml change), then:
 #
-#   ./run.sh lab                 open the notebook series in JupyterLab
+#   ./run.sh lab [lab args]      open the series in JupyterLab (on notebook 01, news off,
+#                                notebooks trusted; --allow-root added only when run as root)
+#   ./run.sh doctor [--skip ...] pre-class check: ✓/✗ per item with a fix, exit 1 on any ✗
 #   ./run.sh test [pytest args]  unit tests + every notebook re-executed and compared (nbval)
 #   ./run.sh refresh [nb ...]    re-execute notebooks in place and store their outputs
 #   ./run.sh bench NAME [args]   run benchmarks/bench_NAME.py
-#   ./run.sh setup               only set up .venv
+#   ./run.sh setup               only set up .venv (and Lab's settings, trust the notebooks)
 #
 # PYTHON=/path/to/python3.11 picks the interpreter; GYA_VENV=dir picks the venv folder.
 set -euo pipefail
@@ -46,11 +48,18 @@ setup() {
 cmd=${1:-help}
 [ $# -gt 0 ] && shift
 case "$cmd" in
-  setup)   setup ;;
+  setup)   setup; "$venv/bin/python" tools/lab_setup.py ;;
   lab)     setup
+           # News pop-up off, notebooks trusted, a first layout (tools/lab_setup.py).
+           "$venv/bin/python" tools/lab_setup.py
            # Jupyter refuses to start as root (containers, classroom images) unless told to.
            root=(); [ "$(id -u)" = 0 ] && root=(--allow-root)
-           exec "$venv/bin/jupyter" lab --ServerApp.root_dir=notebooks "${root[@]}" "$@" ;;
+           exec "$venv/bin/jupyter" lab --ServerApp.root_dir=notebooks \
+             --LabApp.workspaces_dir="$venv/share/jupyter/lab/gya-workspaces" \
+             "${root[@]}" "$@" ;;
+  doctor)  # Runs even when the environment is broken or missing, to say what to fix.
+           py="$venv/bin/python"; [ -x "$py" ] || py=$(find_python)
+           exec "$py" tools/doctor.py "$@" ;;
   test)    setup
            # Model answers are compared word for word only on the CPU the notebooks were
            # stored on; elsewhere they are masked (README, "Tests").
@@ -63,5 +72,5 @@ case "$cmd" in
   refresh) setup; exec "$venv/bin/python" tools/refresh_notebooks.py "$@" ;;
   bench)   setup; name=${1:?usage: ./run.sh bench NAME [args]}; shift
            exec "$venv/bin/python" "benchmarks/bench_${name}.py" "$@" ;;
-  *)       sed -n '2,12p' "$0"; [ "$cmd" = help ] ;;
+  *)       awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; [ "$cmd" = help ] ;;
 esac

