@@ -1,0 +1,37 @@
+"""Solutions to notebook 06's exercises (see README.md in this folder)."""
+
+from __future__ import annotations
+
+
+def exercise_06_1():
+    def reach_judge(scores, floor, top_k=3):
+        pool = sorted(scores, key=scores.get, reverse=True)[:top_k]  # the pool first
+        return [m for m in pool if scores[m] >= floor]               # then the floor
+    return reach_judge
+
+
+def exercise_06_2():
+    def classify(answer, placed, facts):
+        text = answer.lower()
+        found = [m for m, terms in facts.items() if any(t.lower() in text for t in terms)]
+        if any(m not in placed for m in found):
+            return "invented"
+        if found:
+            return "used"
+        if "不知道" in answer or "don't know" in text:
+            return "admitted"
+        return "none"
+    return classify
+
+
+def exercise_06_3():
+    # In the notebook:
+    #   hits = mem[USER_ZH].candidates(drinks, top_k=1)
+    #   assemble(drinks, hits, Policy(language="zh", placement="system")).placed[0].message_index
+    return 0
+
+
+def exercise_06_4():
+    # agent = MemoryAgent(mem[USER_ZH], llm, Policy(language="zh", no_hit="omit"), max_tokens=80)
+    # agent.ask("我孩子几岁了？").messages == agent.ask("我孩子几岁了？", trigger="none").messages
+    return "② no memory"
