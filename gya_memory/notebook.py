@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from numbers import Number
 from typing import Any
 
-__all__ = ["quote", "table", "Table"]
+__all__ = ["quote", "table", "Table", "wrap", "show"]
 
 
 def quote(text: str) -> str:
@@ -36,6 +36,43 @@ def _is_number(value: Any) -> bool:
 def width(text: str) -> int:
     """Columns the text takes in a terminal: Chinese characters count two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap(text: str, columns: int = 100) -> str:
+    """Lines of at most ``width`` columns, so Lab never breaks a word: English is broken at
+    spaces, Chinese anywhere; a continued line keeps the indentation of its first part.
+
+    >>> print(wrap("alpha beta gamma", 11))
+    alpha beta
+    gamma
+    >>> print(wrap("  记忆库里关于我的资料", 12))
+      记忆库里关
+      于我的资料
+    """
+    out = []
+    for line in text.split("\n"):
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        while width(line) > columns:
+            cut, cols, space = 0, 0, None
+            for i, ch in enumerate(line):
+                cols += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+                if cols > columns:
+                    break
+                cut = i + 1
+                if ch == " " and i > len(indent):
+                    space = i
+            if space is not None and unicodedata.east_asian_width(line[cut - 1]) not in "WF":
+                cut = space
+            out.append(line[:cut].rstrip())
+            line = indent + line[cut:].lstrip(" ")
+        out.append(line)
+    return "\n".join(out)
+
+
+def show(*texts: object, columns: int = 100) -> None:
+    """``print`` for long text: each argument on its own, wrapped by :func:`wrap`."""
+    for text in texts:
+        print(wrap(str(text), columns))
 
 
 def _pad(text: str, cols: int, right: bool) -> str:
