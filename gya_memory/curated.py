@@ -72,6 +72,7 @@ from .injection import RULES as RULES  # re-exported
 from .injection import Finding as Finding  # re-exported
 from .injection import Rule as Rule  # re-exported
 from .injection import scan
+from .errors import GyaMemoryError
 
 ENTRY_DELIMITER = "\n§\n"
 MEMORY_FILE = "MEMORY.md"
@@ -138,7 +139,7 @@ class Change:
         return f"{self.kind}: {_preview(self.entry)!r} ({self.usage})"
 
 
-class MemoryFull(ValueError):
+class MemoryFull(ValueError, GyaMemoryError):
     """The write would take the file over its cap; nothing was written."""
 
     def __init__(self, name: str, action: str, chars_after: int, cap: int, current: Usage) -> None:
@@ -162,7 +163,7 @@ class MemoryFull(ValueError):
 _ACTION_ZH = {"add": "添加", "replace": "替换"}
 
 
-class InjectionRefused(ValueError):
+class InjectionRefused(ValueError, GyaMemoryError):
     """The text looks like an instruction to the model or hides characters; nothing was written."""
 
     def __init__(self, name: str, findings: list[Finding]) -> None:
@@ -178,7 +179,7 @@ class InjectionRefused(ValueError):
         super().__init__("\n".join(lines))
 
 
-class MemoryLocked(TimeoutError):
+class MemoryLocked(TimeoutError, GyaMemoryError):
     """Another process held the file's lock for longer than the timeout."""
 
 

@@ -57,6 +57,7 @@ import numpy as np
 from .checks import is_loopback as _is_loopback
 from .checks import redact_url
 from .config import Settings, get_settings
+from .errors import GyaMemoryError
 
 if TYPE_CHECKING:  # requests is imported only when a network embedder sends something
     import requests
@@ -127,7 +128,7 @@ def min_score_for(name: str) -> float:
     return UNKNOWN_MIN_SCORE
 
 
-class EmbeddingUnavailable(RuntimeError):
+class EmbeddingUnavailable(RuntimeError, GyaMemoryError):
     """The embedding service could not give an answer; the message names the URL and why.
 
     ``url`` is the endpoint that failed (also in the message), for a warning to show.

@@ -63,6 +63,7 @@ from urllib.parse import urlsplit
 from .checks import is_loopback as _is_loopback
 from .checks import redact_url
 from .config import Settings, get_settings
+from .errors import GyaMemoryError
 
 # -- the default local model ---------------------------------------------------------------
 DEFAULT_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -149,7 +150,7 @@ QWEN25_CHAT_TEMPLATE = (
 
 
 # -- errors ------------------------------------------------------------------------------
-class LLMError(RuntimeError):
+class LLMError(RuntimeError, GyaMemoryError):
     """A chat request failed: the server answered with an error, too late, or nonsense."""
 
     def __init__(self, *args: object) -> None:  # never a user:password@ in a message

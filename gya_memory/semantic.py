@@ -64,6 +64,7 @@ from .checks import check_user_id
 from .clock import Clock, system_clock
 from .config import get_settings
 from .sparse import document_vector, query_vector
+from .errors import GyaMemoryError
 from .stores import (
     ClientStore,
     CollectionSpec,
@@ -107,7 +108,7 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 Mode = Literal["dense", "lexical", "hybrid"]
 
 
-class EmbedderMismatch(ValueError):
+class EmbedderMismatch(ValueError, GyaMemoryError):
     """A collection was built by one embedding model and is being opened with another."""
 
     def __init__(self, collection: str, stored: Fingerprint, wanted: Fingerprint) -> None:
@@ -121,7 +122,7 @@ class EmbedderMismatch(ValueError):
         )
 
 
-class DegradedWarning(RuntimeWarning):
+class DegradedWarning(RuntimeWarning, GyaMemoryError):
     """⚠️ The embedding service failed; the memory runs on the TF-IDF fallback."""
 
 

@@ -73,6 +73,7 @@ from .checks import check_count, check_flag, check_text, check_user_id
 from .fence import fence
 from .episodic import escape_like
 from .storage import SQLiteStore
+from .errors import GyaMemoryError
 
 ROLES = ("system", "user", "assistant", "tool")
 MAX_CONTENT_CHARS = 20_000
@@ -135,7 +136,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 _MARKED_RE = re.compile(f"({re.escape(SNIPPET_OPEN)}[^{SNIPPET_CLOSE}]*{re.escape(SNIPPET_CLOSE)})")
 
 
-class FTS5Unavailable(RuntimeError):
+class FTS5Unavailable(RuntimeError, GyaMemoryError):
     """This Python's SQLite has no FTS5, or no trigram tokenizer (needs SQLite 3.34+)."""
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from .clock import Clock
 from .config import get_settings
+from .errors import GyaMemoryError
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -37,7 +38,7 @@ def secure_connection(conn: sqlite3.Connection) -> None:
                            "would stay readable in the file")
 
 
-class UnsafeJournalWarning(RuntimeWarning):
+class UnsafeJournalWarning(RuntimeWarning, GyaMemoryError):
     """SQLite's journal is off: a crash during a write can corrupt the database."""
 
 

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from .files import atomic_write_text
 from .sparse import Sparse
+from .errors import GyaMemoryError
 
 DENSE = "dense"
 LEXICAL = "lexical"
@@ -46,7 +47,7 @@ HNSW_EF_CONSTRUCT = 100
 FULL_SCAN_KB = 10_000
 
 
-class StoreLocked(RuntimeError):
+class StoreLocked(RuntimeError, GyaMemoryError):
     """The memory folder is open in another process (another kernel)."""
 
 

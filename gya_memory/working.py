@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .checks import check_count, check_text
+from .errors import GyaMemoryError
 
 Role = Literal["system", "user", "assistant", "tool"]
 Message = dict[str, str]
@@ -38,7 +39,7 @@ def approx_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
-class BudgetError(ValueError):
+class BudgetError(ValueError, GyaMemoryError):
     """The messages that may not be dropped are already over the budget."""
 
 
