@@ -61,6 +61,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .embeddings import l2_normalise
+from .text import HAN_RUN_RE, STOP_CJK_BIGRAMS, STOP_CJK_CHARS, STOP_WORDS
+
 if TYPE_CHECKING:  # pandas is imported only when a table is asked for
     from .embeddings import Embedder
     import pandas as pd
@@ -187,19 +190,9 @@ def load_labelled(path: str | Path | None = None) -> LabelledSet:
 
 
 # -- word overlap, to check that paraphrases really are paraphrases ---------------------
-_STOP_EN = frozenset(
-    """a an the and or but of to in on at for with from by as is are was were be been am do
-    does did doing has have had having i me my we our you your he him his she her it its they
-    them their this that these those there what which who whom whose when where why how any
-    some anything something should would could can will shall may might must about into
-    over up down out off not no so if than then too very just also lately these days get
-    gets""".split()
-)
-_STOP_ZH = frozenset(
-    "用户 什么 怎么 哪里 哪儿 哪个 哪些 一个 这个 那个 有没 没有 是不 不是 我们 他们 她们 "
-    "最近 一下 一般 平时 吗 呢 的 了 他 她 我 你 是 在 有".split()
-)
-_HAN_RUN = re.compile(r"[\u3400-\u9fff]+")
+_STOP_EN = STOP_WORDS
+_STOP_ZH = STOP_CJK_CHARS | STOP_CJK_BIGRAMS
+_HAN_RUN = HAN_RUN_RE
 _LATIN_WORD = re.compile(r"[0-9a-zà-ÿ\u0100-\u024f]+(?:[-'][0-9a-zà-ÿ\u0100-\u024f]+)*")
 
 
@@ -687,7 +680,7 @@ def embedding_ranker(
             f"embed_documents returned shape {docs.shape} for {len(texts)} texts; "
             "expected (n_texts, dim)"
         )
-    docs = _normalise(docs)
+    docs = l2_normalise(docs)
     by_user: dict[str, tuple[list[str], np.ndarray]] = {}
     for user in labelled.users:
         idx = [i for i, m in enumerate(labelled.memories) if m.user == user]
@@ -695,7 +688,7 @@ def embedding_ranker(
 
     def rank(user: str, query: str) -> list[tuple[str, float]]:
         ids, vectors = by_user[user]
-        q = _normalise(np.asarray(embed_query(query), dtype=np.float32).reshape(1, -1))[0]
+        q = l2_normalise(np.asarray(embed_query(query), dtype=np.float32).reshape(1, -1))[0]
         if q.shape[0] != vectors.shape[1]:
             raise ValueError(f"query vector has {q.shape[0]} dims, documents {vectors.shape[1]}")
         scores = vectors @ q
@@ -703,11 +696,6 @@ def embedding_ranker(
         return [(ids[i], float(scores[i])) for i in order]
 
     return rank
-
-
-def _normalise(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1.0, norms)
 
 
 def evaluate(

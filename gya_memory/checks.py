@@ -25,6 +25,10 @@ import unicodedata
 from urllib.parse import urlsplit, urlunsplit
 
 MAX_USER_ID_CHARS = 128
+MAX_ID_CHARS = MAX_USER_ID_CHARS
+"""The longest user or session id a store accepts."""
+DEFAULT_USER = "default"
+"""The user a store sees when none is given."""
 
 
 def _where(name: str, index: int | None) -> str:

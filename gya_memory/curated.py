@@ -62,8 +62,7 @@ from pathlib import Path
 from typing import Literal
 
 from .checks import check_finite, check_text, check_user_id
-from .clock import Clock, system_clock
-from .config import get_settings
+from .clock import Clock, aware_now, system_clock
 from .fence import fence
 from .files import atomic_write_text, fsync_folder
 from .injection import BIDI_CHARS as BIDI_CHARS  # re-exported
@@ -73,6 +72,7 @@ from .injection import Finding as Finding  # re-exported
 from .injection import Rule as Rule  # re-exported
 from .injection import scan
 from .errors import GyaMemoryError
+from .storage import data_path
 
 ENTRY_DELIMITER = "\n§\n"
 MEMORY_FILE = "MEMORY.md"
@@ -546,7 +546,7 @@ class Snapshot:
 
 def default_folder() -> Path:
     """Where the files live when no folder is given: ``$GYA_DATA_DIR/memories``."""
-    return get_settings().data_dir / DEFAULT_FOLDER_NAME
+    return data_path(DEFAULT_FOLDER_NAME)
 
 
 _TOMBSTONE = ".erased-"
@@ -600,9 +600,7 @@ class CuratedMemory:
     def start_session(self) -> Snapshot:
         """Read both files once, scan every entry again (a hand-edited file was never scanned),
         blank the poisoned ones, and freeze the result for this session's system prompt."""
-        now = self.clock()
-        if now.tzinfo is None or now.utcoffset() is None:
-            raise ValueError("the clock returned a naive datetime; give it a time zone")
+        now = aware_now(self.clock)
         memory_entries, user_entries = self.memory.entries(), self.user.entries()
         memory_shown, memory_blocked = _screen(memory_entries)
         user_shown, user_blocked = _screen(user_entries)

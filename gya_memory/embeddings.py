@@ -58,6 +58,8 @@ from .checks import is_loopback as _is_loopback
 from .checks import redact_url
 from .config import Settings, get_settings
 from .errors import GyaMemoryError
+from .text import HAN
+from .text import language_of as language_of  # re-exported
 
 if TYPE_CHECKING:  # requests is imported only when a network embedder sends something
     import requests
@@ -103,12 +105,6 @@ MIN_SCORE_BY_LANGUAGE: dict[str, dict[str, float]] = {
     # accept only 13% of answerable English queries, so each language gets its own.
     LOCAL_E5_NAME: {"zh": 0.86, "en": 0.821},
 }
-_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def language_of(text: str) -> str:
-    """``zh`` if the text has any Chinese character, else ``en`` (good enough for thresholds)."""
-    return "zh" if _CJK_RE.search(text) else "en"
 
 
 UNKNOWN_MIN_SCORE = 0.5
@@ -313,12 +309,7 @@ class LocalE5Embedder(Embedder):
 
 
 # -- TF-IDF on hashed character n-grams ---------------------------------------------------
-_CJK = (
-    "\u3040-\u30ff"  # Japanese kana
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
-    "\uac00-\ud7af"  # Hangul syllables
-    "\U00020000-\U0002ffff"  # Han, extensions B and later
-)
+_CJK = HAN
 # one CJK character | a run of other word characters (an ASCII/Latin/Cyrillic word) | any
 # other visible character (punctuation, symbols, emoji)
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|\S")

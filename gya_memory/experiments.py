@@ -18,11 +18,10 @@ from typing import Any, Literal
 
 from .calibration import LabelledSet, Query
 from .context import Policy, assemble
-from .lexical import STOP_CJK_BIGRAMS, STOP_WORDS
+from .text import HAN_RUN_RE, STOP_CJK_BIGRAMS, STOP_WORDS
 from .llm import ChatLLM
 
 Position = Literal["first", "middle"]
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}|\d[\w-]*")
 
 
@@ -56,7 +55,7 @@ def key_terms(memory: str, question: str) -> list[str]:
     "cutting back on coffee") may use the memory without repeating a term."""
     q = question.lower()
     terms: list[str] = []
-    for run in _CJK.findall(memory):
+    for run in HAN_RUN_RE.findall(memory):
         for i in range(len(run) - 1):
             pair = run[i : i + 2]
             if pair not in q and pair not in STOP_CJK_BIGRAMS and pair not in terms:

@@ -64,6 +64,7 @@ from .checks import is_loopback as _is_loopback
 from .checks import redact_url
 from .config import Settings, get_settings
 from .errors import GyaMemoryError
+from .text import ROLES as ROLES  # re-exported
 
 # -- the default local model ---------------------------------------------------------------
 DEFAULT_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -76,7 +77,6 @@ XLLAMACPP_REQUIREMENT = "xllamacpp==2026.10.11549"
 N_CTX = 4096
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TIMEOUT_S = 120.0
-ROLES = ("system", "user", "assistant", "tool")
 
 # The chat template inside the GGUF, with one fix. Qwen2.5-Coder's template tells the model
 # to answer tools with ``{{"name": ..., "arguments": ...}}`` (the braces are doubled inside

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .checks import check_count, check_text, check_user_id
 from .files import atomic_write_text
+from .text import has_han
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
@@ -245,7 +246,7 @@ _SWAPS = {  # a word in the restriction -> (what to watch, an easy swap)
 def dietary_advice(restriction: str, occasion: str) -> str:
     """How to give advice under a dietary restriction (the article's procedural example)."""
     watch, swap = next((v for k, v in _SWAPS.items() if k in restriction.lower()), (None, None))
-    if any("\u4e00" <= ch <= "\u9fff" for ch in restriction + occasion):
+    if has_han(restriction + occasion):
         return (f"{occasion}时记得你想{restriction}：留意{watch or '相关的饮食'}，"
                 f"可以换成{swap or '你能接受的选项'}。")
     return (f"At the {occasion}, remember you want {restriction}: watch out for "

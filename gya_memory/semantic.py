@@ -61,8 +61,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .checks import check_text as _check_text
 from .checks import check_user_id
-from .clock import Clock, system_clock
+from .checks import DEFAULT_USER, MAX_ID_CHARS
+from .clock import Clock, aware_now, system_clock
 from .config import get_settings
+from .storage import data_path
 from .sparse import document_vector, query_vector
 from .errors import GyaMemoryError
 from .stores import (
@@ -87,8 +89,6 @@ __all__ = ["DegradedWarning", "EmbedderMismatch", "Hit", "Memory", "SemanticMemo
            "StoreLocked", "normalise", "point_id"]
 
 MAX_TEXT_CHARS = 2000
-MAX_ID_CHARS = 128
-DEFAULT_USER = "default"
 DEFAULT_COLLECTION = "memories"
 DEFAULT_DIR_NAME = "qdrant"
 FALLBACK_SUFFIX = "__fallback"
@@ -192,7 +192,7 @@ def point_id(user_id: str, text: str) -> str:
 
 def default_path() -> Path:
     """Where the memories live when neither a path nor a server is given."""
-    return get_settings().data_dir / DEFAULT_DIR_NAME
+    return data_path(DEFAULT_DIR_NAME)
 
 
 def _check_json_strings(name: str, value: Any) -> None:
@@ -623,10 +623,7 @@ class SemanticMemory:
         return list(checked)
 
     def _now(self) -> str:
-        now = self.clock()
-        if now.tzinfo is None or now.utcoffset() is None:
-            raise ValueError("the clock returned a naive datetime; give it a time zone")
-        return now.isoformat()
+        return aware_now(self.clock).isoformat()
 
     # -- recall ----------------------------------------------------------------------------
     def _hit(self, found: Found, source: str) -> Hit:

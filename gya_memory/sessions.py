@@ -68,21 +68,21 @@ from pathlib import Path
 from typing import Any
 
 from .clock import Clock, system_clock
-from .config import get_settings
 from .checks import check_count, check_flag, check_text, check_user_id
 from .fence import fence
 from .episodic import escape_like
-from .storage import SQLiteStore
+from .checks import DEFAULT_USER as DEFAULT_USER  # re-exported
+from .checks import MAX_ID_CHARS as MAX_ID_CHARS
+from .storage import SQLiteStore, data_path
 from .errors import GyaMemoryError
+from .text import HAN
+from .text import ROLES as ROLES  # re-exported
 
-ROLES = ("system", "user", "assistant", "tool")
 MAX_CONTENT_CHARS = 20_000
-MAX_ID_CHARS = 128
 MAX_QUERY_CHARS = 1_000
 MAX_QUERY_TERMS = 16
 MAX_LIMIT = 100
 MAX_CONTEXT = 20
-DEFAULT_USER = "default"
 DEFAULT_DB_NAME = "sessions.sqlite3"
 MIN_SQLITE = (3, 34, 0)  # the trigram tokenizer
 TRIGRAM = 3  # terms this long or longer use the index
@@ -128,9 +128,8 @@ COMMIT;
 _COLUMNS = "id, user_id, session_id, seq, role, content, created_at"
 _M_COLUMNS = ", ".join(f"m.{c}" for c in _COLUMNS.split(", "))
 
-# CJK ideographs (basic, extension A, compatibility), kana and hangul: written without
-# spaces, so a query is also cut where they meet other characters.
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+# Han characters are written without spaces, so a query is also cut where they meet others.
+_CJK = HAN
 _SCRIPT_RUN_RE = re.compile(rf"[{_CJK}]+|[^{_CJK}]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _MARKED_RE = re.compile(f"({re.escape(SNIPPET_OPEN)}[^{SNIPPET_CLOSE}]*{re.escape(SNIPPET_CLOSE)})")
@@ -356,7 +355,7 @@ def _mark_outside(snippet: str, terms: Sequence[str]) -> str:
 
 def default_path() -> Path:
     """Where sessions live when no path is given: ``$GYA_DATA_DIR/sessions.sqlite3``."""
-    return get_settings().data_dir / DEFAULT_DB_NAME
+    return data_path(DEFAULT_DB_NAME)
 
 
 class SessionStore(SQLiteStore):
