@@ -81,6 +81,21 @@ def check_flag(name: str, value: object) -> bool:
     raise ValueError(f"{name} must be True or False, got {type(value).__name__}: {value!r:.80}")
 
 
+def is_int(value: object, low: int | None = None, high: int | None = None) -> bool:
+    """True for a real ``int`` (``bool`` is not one) from ``low`` to ``high``.
+
+    >>> is_int(3, low=1), is_int(True), is_int(0, low=1), is_int(2.0)
+    (True, False, False, False)
+    """
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and (low is None or value >= low) and (high is None or value <= high))
+
+
+def is_number(value: object) -> bool:
+    """True for an ``int`` or ``float`` that is not a ``bool``."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def check_count(name: str, value: object, low: int = 1, high: int | None = None) -> int:
     """An ``int`` from ``low`` to ``high`` (``bool`` refused, whatever its value)."""
     if high is not None:

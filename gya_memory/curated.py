@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .checks import is_int
 from .checks import check_finite, check_text, check_user_id
 from .clock import Clock, aware_now, system_clock
 from .fence import fence
@@ -331,7 +332,7 @@ class MemoryFile:
         lock_timeout: float = LOCK_TIMEOUT_S,
         tag: str = "entries",
     ) -> None:
-        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        if not is_int(cap, low=1):
             raise ValueError(f"cap must be a positive number of characters, got {cap!r}")
         lock_timeout = check_finite("lock_timeout", lock_timeout, low=0)
         self.path = Path(path)

@@ -54,6 +54,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from .checks import is_int, is_number
 from .checks import is_loopback as _is_loopback
 from .checks import redact_url
 from .config import Settings, get_settings
@@ -501,13 +502,13 @@ class _HTTPEmbedder(Embedder):
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a model name such as 'bge-m3', got {model!r}")
         self.model = model.strip()
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        if not is_number(timeout) or not timeout > 0:
             raise ValueError(f"timeout must be a number of seconds above 0, got {timeout!r}")
         self.timeout = float(timeout)
-        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):
+        if dim is not None and not is_int(dim, low=1):
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         self._dim = dim if dim is not None else KNOWN_DIMS.get(_bare_model(self.model))
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        if not is_int(batch_size, low=1):
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         self.batch_size = batch_size
         self._min_score = min_score

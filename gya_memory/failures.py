@@ -46,7 +46,9 @@ from typing import Any
 
 import numpy as np
 
+from .checks import is_int
 from .embeddings import Embedder, TFIDFEmbedder
+from .payload import DEGRADED_WRITE, TEXT, USER_ID
 from .storage import secure_connection
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +96,7 @@ class HashEmbedder(Embedder):
     compared with another model's."""
 
     def __init__(self, dim: int = 384, *, min_score: float | None = None) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:
+        if not is_int(dim, low=8):
             raise ValueError(f"dim must be an int of at least 8, got {dim!r}")
         self.name = f"hash/char-1-2-{dim}"
         self.dim = dim
@@ -258,7 +260,7 @@ def collections_table(memory: Any) -> list[dict[str, Any]]:
         spec = store.spec(name)
         fingerprint = spec.metadata.get("gya_memory", {}).get("fingerprint", {})
         user = Where(user_id=memory.user_id)
-        outage = Where(user_id=memory.user_id, equal=(("degraded_write", True),))
+        outage = Where(user_id=memory.user_id, equal=((DEGRADED_WRITE, True),))
         rows.append({"collection": name, "model": fingerprint.get("model"),
                      "dim": spec.dim, "points": store.count(name, user),
                      "written during outage": store.count(name, outage),
@@ -355,7 +357,7 @@ def crash_mid_transaction(
                          f"got {journal!r}")
     for name, value in (("committed", committed), ("uncommitted", uncommitted),
                         ("cache_pages", cache_pages)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not is_int(value, low=1):
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     db = Path(path)
     if db.exists():
@@ -490,7 +492,7 @@ def _store_child(folder: str, user_id: str, texts_json: str) -> None:
                     size=embedder.dim, distance=models.Distance.COSINE))
             client.upsert(name, points=models.Batch(
                 ids=ids, vectors=vectors,
-                payloads=[{"text": t, "user_id": user_id} for t in texts]), wait=True)
+                payloads=[{TEXT: t, USER_ID: user_id} for t in texts]), wait=True)
             result[name] = {"ids": ids, "count": client.count(name, exact=True).count}
     finally:
         client.close()

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .checks import is_int
 from .checks import is_loopback as _is_loopback
 from .checks import redact_url
 from .config import Settings, get_settings
@@ -400,7 +401,7 @@ class ChatLLM(ABC):
         likely tokens: a prefill with one token out, cheap next to an answer. Tokens are
         stripped and lowercased (``" Yes"`` and ``"yes"`` add up). Used by the relevance judge
         (``gya_memory.gate``)."""
-        if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 20:
+        if not is_int(top, low=1, high=20):
             raise ValueError(f"top must be a whole number from 1 to 20, got {top!r}")
         body = _request_body(messages, max_tokens=1, temperature=0.0, seed=0, stop=None,
                              tools=None, tool_choice=None)
@@ -431,7 +432,7 @@ def _request_body(
     tools: Sequence[Mapping[str, Any]] | None,
     tool_choice: str | Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+    if not is_int(max_tokens, low=1):
         raise ValueError(f"max_tokens must be a whole number of at least 1, got {max_tokens!r}")
     if not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
         raise ValueError(f"temperature must be between 0 and 2, got {temperature!r}")

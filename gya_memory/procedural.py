@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .checks import is_int
 from .checks import check_count, check_text, check_user_id
 from .files import atomic_write_text
 from .text import has_han
@@ -80,7 +81,7 @@ class Procedure:
             raise ValueError(f"procedure {self.name!r} has no steps")
         for i, step in enumerate(self.steps):
             check_text("step", step, 10_000, index=i)
-        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
+        if not is_int(self.version, low=1):
             raise ValueError(f"procedure {self.name!r}: version must be 1 or more")
         if self.owner is not None:
             check_user_id(self.owner, name="owner")

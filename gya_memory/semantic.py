@@ -59,6 +59,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .checks import is_int, is_number
 from .checks import check_text as _check_text
 from .checks import check_user_id
 from .checks import DEFAULT_USER, MAX_ID_CHARS
@@ -67,6 +68,8 @@ from .config import get_settings
 from .storage import data_path
 from .sparse import document_vector, query_vector
 from .errors import GyaMemoryError
+from .payload import CREATED_AT, DEGRADED_WRITE, TEXT, UPDATED_AT, USER_ID
+from .payload import RESERVED_KEYS as RESERVED_KEYS  # re-exported
 from .stores import (
     ClientStore,
     CollectionSpec,
@@ -98,7 +101,6 @@ BATCH_SIZE = 64
 #: 26 fusions tried tie there at retrieve()'s operating point, so the textbook RRF stays.
 HYBRID_FUSION = FusionSpec(method="rrf", k=60, weights=(1.0, 1.0), pool=20)
 # Payload keys the memory writes itself; metadata may not use them.
-RESERVED_KEYS = frozenset({"text", "user_id", "created_at", "updated_at", "degraded_write"})
 # Fixed namespace of the point ids: the same (user, text) gives the same id everywhere.
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://gya-memory/semantic/point-id/v1")
 _META_KEY = "gya_memory"
@@ -227,13 +229,13 @@ def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check_top_k(top_k: object) -> int:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+    if not is_int(top_k, low=1):
         raise ValueError(f"top_k must be a positive int, got {top_k!r}")
     return top_k
 
 
 def _check_batch_size(batch_size: object) -> int:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+    if not is_int(batch_size, low=1):
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
     return batch_size
 
@@ -241,7 +243,7 @@ def _check_batch_size(batch_size: object) -> int:
 def _check_min_score(min_score: object) -> float | None:
     if min_score is None:
         return None
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)):
+    if not is_number(min_score):
         raise ValueError(f"min_score must be a number or None, got {min_score!r}")
     if not math.isfinite(min_score):
         raise ValueError(f"min_score must be a finite number, got {min_score!r}")
@@ -431,7 +433,7 @@ class SemanticMemory:
 
     def _points(self, embedder: Embedder, vectors: np.ndarray, ids: list[str],
                 payloads: list[dict[str, Any]]) -> list[PointData]:
-        return [PointData(pid, vec, document_vector(str(p["text"]), p.get("created_at")), p)
+        return [PointData(pid, vec, document_vector(str(p[TEXT]), p.get(CREATED_AT)), p)
                 for pid, vec, p in zip(ids, vectors, payloads)]
 
     def _migrate(self, name: str, embedder: Embedder, batch_size: int = BATCH_SIZE) -> int:
@@ -443,14 +445,14 @@ class SemanticMemory:
         """
         records = list(self.backend.scroll(name)) if self._exists(name) else []
         payloads = [r.payload for r in records]
-        if any(not isinstance(p.get("text"), str) for p in payloads):
+        if any(not isinstance(p.get(TEXT), str) for p in payloads):
             raise ValueError(f"collection {name!r} has points without a 'text' payload; "
                              "they can't be re-embedded")
         temp = self.backend.build(name, self._spec(embedder))
         try:
             for i in range(0, len(records), batch_size):
                 batch = payloads[i : i + batch_size]
-                texts = [p["text"] for p in batch]
+                texts = [p[TEXT] for p in batch]
                 vectors = _as_matrix(embedder.embed_documents(texts), len(texts), embedder)
                 self.backend.upsert(temp, self._points(
                     embedder, vectors, [r.id for r in records[i : i + batch_size]], batch))
@@ -505,7 +507,7 @@ class SemanticMemory:
                        if r.id not in outage]
             for i in range(0, len(records), BATCH_SIZE):
                 batch = records[i : i + BATCH_SIZE]
-                texts = [str(r.payload["text"]) for r in batch]
+                texts = [str(r.payload[TEXT]) for r in batch]
                 vectors = _as_matrix(fb.embed_documents(texts), len(texts), fb)
                 self.backend.upsert(name, self._points(fb, vectors, [r.id for r in batch],
                                                        [r.payload for r in batch]))
@@ -531,14 +533,14 @@ class SemanticMemory:
                                            self._where(degraded_write=True)))
         for i in range(0, len(records), BATCH_SIZE):
             batch = records[i : i + BATCH_SIZE]
-            payloads = [{k: v for k, v in r.payload.items() if k != "degraded_write"}
+            payloads = [{k: v for k, v in r.payload.items() if k != DEGRADED_WRITE}
                         for r in batch]
-            vectors = _as_matrix(primary.embed_documents([p["text"] for p in payloads]),
+            vectors = _as_matrix(primary.embed_documents([p[TEXT] for p in payloads]),
                                  len(batch), primary)
             ids = [r.id for r in batch]
             self.backend.upsert(self.collection, self._points(primary, vectors, ids, payloads))
             self.backend.flush()
-            self.backend.delete_payload(self.fallback_collection, ids, ["degraded_write"])
+            self.backend.delete_payload(self.fallback_collection, ids, [DEGRADED_WRITE])
         self.backend.flush()
         self._primary = self._embedder = primary
         self._active = self.collection
@@ -607,15 +609,15 @@ class SemanticMemory:
             vectors = self._embed_documents([text for _, (text, _) in batch])
             name = self._active  # after embedding: a failure there may have switched it
             ids = [pid for pid, _ in batch]
-            known = {pid: p.get("created_at")
-                     for pid, p in self.backend.payloads(name, ids, ["created_at"]).items()}
+            known = {pid: p.get(CREATED_AT)
+                     for pid, p in self.backend.payloads(name, ids, [CREATED_AT]).items()}
             payloads = []
             for pid, (text, metadata) in batch:
                 now = self._now()
-                payload = {"text": text, "user_id": self.user_id, **metadata,
-                           "created_at": known.get(pid) or now, "updated_at": now}
+                payload = {TEXT: text, USER_ID: self.user_id, **metadata,
+                           CREATED_AT: known.get(pid) or now, UPDATED_AT: now}
                 if self.degraded:
-                    payload["degraded_write"] = True
+                    payload[DEGRADED_WRITE] = True
                 payloads.append(payload)
             self.backend.upsert(name, self._points(self._embedder, vectors, ids, payloads))
         if rows:
@@ -627,7 +629,7 @@ class SemanticMemory:
 
     # -- recall ----------------------------------------------------------------------------
     def _hit(self, found: Found, source: str) -> Hit:
-        return Hit(id=found.id, score=found.score, text=str(found.payload.get("text", "")),
+        return Hit(id=found.id, score=found.score, text=str(found.payload.get(TEXT, "")),
                    payload=found.payload, degraded=self.degraded, source=source)
 
     def candidates(self, query: str, top_k: int = 10) -> list[Hit]:
@@ -707,8 +709,8 @@ class SemanticMemory:
         if not self._exists(self._active):
             return []
         records = list(self.backend.scroll(self._active, self._where()))
-        records.sort(key=lambda r: (str(r.payload.get("created_at", "")), r.id))
-        return [Memory(r.id, str(r.payload.get("text", "")), r.payload) for r in records]
+        records.sort(key=lambda r: (str(r.payload.get(CREATED_AT, "")), r.id))
+        return [Memory(r.id, str(r.payload.get(TEXT, "")), r.payload) for r in records]
 
     # -- forgetting ------------------------------------------------------------------------
     def forget(self, id: str | None = None, *, text: str | None = None,

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from .files import atomic_write_text
 from .sparse import Sparse
 from .errors import GyaMemoryError
+from .payload import CREATED_AT, DEGRADED_WRITE, TEXT, USER_ID
 
 DENSE = "dense"
 LEXICAL = "lexical"
@@ -228,7 +229,7 @@ def _edge_filter(where: Where | None) -> Any:
     q = _edge()
     conditions: list[Any] = []
     if where.user_id is not None:
-        conditions.append(q.FieldCondition(key="user_id", match=q.MatchValue(value=where.user_id)))
+        conditions.append(q.FieldCondition(key=USER_ID, match=q.MatchValue(value=where.user_id)))
     for key, value in where.equal:
         if value is True:
             # qdrant-edge-py 0.9.0 matches no point for MatchValue(True) (a Python bool
@@ -358,7 +359,7 @@ class EdgeStore(VectorStore):
                     for r in records:
                         payload = dict(r.payload or {})
                         batch.append(PointData(str(r.id), list(r.vector), document_vector(
-                            str(payload.get("text", "")), payload.get("created_at")), payload))
+                            str(payload.get(TEXT, "")), payload.get(CREATED_AT)), payload))
                     self.upsert(temp, batch)
                     n += len(batch)
                     if offset is None:
@@ -453,9 +454,9 @@ class EdgeStore(VectorStore):
         temp = f"{name}-{uuid.uuid4().hex[:12]}"
         shard = q.EdgeShard.create(str(self.folder / SHARDS_DIR / temp), self._config(spec))
         shard.update(q.UpdateOperation.create_field_index(
-            "user_id", q.KeywordIndexParams(is_tenant=True)))
+            USER_ID, q.KeywordIndexParams(is_tenant=True)))
         shard.update(q.UpdateOperation.create_field_index(
-            "degraded_write", q.PayloadSchemaType.Bool))
+            DEGRADED_WRITE, q.PayloadSchemaType.Bool))
         self._shards[temp] = shard
         self._temps[temp] = spec
         return temp
@@ -675,7 +676,7 @@ def _client_filter(where: Where | None) -> Any:
     m = _models()
     conditions: list[Any] = []
     if where.user_id is not None:
-        conditions.append(m.FieldCondition(key="user_id",
+        conditions.append(m.FieldCondition(key=USER_ID,
                                            match=m.MatchValue(value=where.user_id)))
     for key, value in where.equal:
         conditions.append(m.FieldCondition(key=key, match=m.MatchValue(value=value)))
@@ -775,7 +776,7 @@ class ClientStore(VectorStore):
                 "fingerprint is recorded; use a server that does (Qdrant 1.16 or newer)")
         if not self.exclusive:  # local mode has no payload indexes (and warns if asked)
             self.client.create_payload_index(
-                temp, "user_id",
+                temp, USER_ID,
                 field_schema=m.KeywordIndexParams(type=m.KeywordIndexType.KEYWORD,
                                                   is_tenant=True))
         self._temps.add(temp)
