@@ -52,6 +52,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .calibration_report import CalibrationReport, QueryResult, _group, _leave_one_user_out

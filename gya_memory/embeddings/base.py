@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import Any
+
 import numpy as np
 
 from ..checks import redact_url

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
 import numpy as np
 
 from ..checks import is_int, is_number

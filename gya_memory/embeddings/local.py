@@ -6,6 +6,7 @@ import functools
 import os
 import threading
 from typing import Any
+
 import numpy as np
 
 from .thresholds import LOCAL_E5_NAME

@@ -8,6 +8,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
+
 import numpy as np
 
 from ..text import HAN
