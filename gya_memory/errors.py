@@ -4,7 +4,7 @@ Each error also keeps the built-in base it always had, so ``except ValueError`` 
 where it did, and ``except GyaMemoryError`` catches any of them:
 
 ============================  ======================  ==========================================
-class                         built-in base           raised when
+class (importable from)      built-in base           raised when
 ============================  ======================  ==========================================
 ``working.BudgetError``       ``ValueError``          the messages that must stay are over budget
 ``semantic.EmbedderMismatch``  ``ValueError``          a collection was built by another embedder
@@ -39,16 +39,16 @@ class GyaMemoryError(Exception):
 
 FAMILY: tuple[str, ...] = (
     "working.BudgetError",
-    "semantic.EmbedderMismatch",
-    "curated.MemoryFull",
-    "curated.InjectionRefused",
-    "curated.MemoryLocked",
-    "stores.StoreLocked",
-    "sessions.FTS5Unavailable",
-    "embeddings.EmbeddingUnavailable",
-    "llm.LLMError",
-    "llm.LLMUnavailable",
-    "semantic.DegradedWarning",
+    "semantic_values.EmbedderMismatch",
+    "curated_file.MemoryFull",
+    "curated_file.InjectionRefused",
+    "curated_file.MemoryLocked",
+    "stores.common.StoreLocked",
+    "session_search.FTS5Unavailable",
+    "embeddings.base.EmbeddingUnavailable",
+    "llm.interface.LLMError",
+    "llm.interface.LLMUnavailable",
+    "semantic_values.DegradedWarning",
     "storage.UnsafeJournalWarning",
 )
 """Where each member of the family is defined, as ``module.Class`` under ``gya_memory``."""

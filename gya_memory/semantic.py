@@ -77,6 +77,7 @@ from .payload import RESERVED_KEYS as RESERVED_KEYS  # re-exported
 from .semantic_values import DEFAULT_DIR_NAME as DEFAULT_DIR_NAME  # re-exported
 from .semantic_values import ID_NAMESPACE as ID_NAMESPACE
 from .semantic_values import MAX_TEXT_CHARS as MAX_TEXT_CHARS
+from .checks import MAX_ID_CHARS as MAX_ID_CHARS
 from .semantic_values import (
     DegradedWarning,
     EmbedderMismatch,
