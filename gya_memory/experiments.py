@@ -13,26 +13,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from .calibration import LabelledSet, Query
+from .labelled import LabelledSet, Query
 from .context import Policy, assemble
 from .text import HAN_RUN_RE, STOP_CJK_BIGRAMS, STOP_WORDS
 from .llm import ChatLLM
+from .semantic_values import Hit
 
 Position = Literal["first", "middle"]
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}|\d[\w-]*")
-
-
-@dataclass(frozen=True)
-class _Item:
-    """A memory as assembly sees it (the same fields as ``semantic.Hit``)."""
-
-    id: str
-    score: float
-    text: str
-    payload: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,12 +63,12 @@ def used_memory(answer: str, terms: Iterable[str]) -> bool:
     return any(t.lower() in text for t in terms)
 
 
-def arrange(gold: str, others: Sequence[str], position: Position) -> list[_Item]:
+def arrange(gold: str, others: Sequence[str], position: Position) -> list[Hit]:
     """The gold memory first or in the middle of the others; scores fall with the position
     (the block shows them), so the block reads as ranked."""
     texts = list(others)
     texts.insert(0 if position == "first" else len(texts) // 2 + len(texts) % 2, gold)
-    return [_Item(f"m{i}", round(0.9 - 0.01 * i, 3), t, {})
+    return [Hit(f"m{i}", round(0.9 - 0.01 * i, 3), t, {})
             for i, t in enumerate(texts)]
 
 
