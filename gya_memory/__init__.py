@@ -31,11 +31,15 @@ Each module holds one idea from the series and can be read on its own:
 - ``experiments``  the placement experiment
 - ``procedural``   procedural memory (程序记忆): recipes you find and call
 - ``curated``      Hermes-style bounded MEMORY.md / USER.md with frozen snapshots
+                   (``curated_file``: one bounded file, its lock and its checks)
 - ``sessions``     Hermes-style session search: raw messages in SQLite FTS5 (trigram)
+                   (``session_search``: its values, the FTS5 check, query terms, snippets)
 - ``injection``    prompt-injection scanning: normalise, then match paraphrase families
+                   (``injection_rules``: the rule table)
 - ``fence``        stored text into a prompt as data: one line, no tags, no forged entries
 - ``erasure``      forget_user(): one user's memories out of every store and every byte
 - ``faults``       fault injection: kill -9 a writer at random moments, check what survived
+                   (``fault_checks``: what a restart finds)
 - ``failures``     the failure paths, reproducible: fake services, crashes mid-write
 - ``testing``      the fakes and the crash injector that the tests and notebook 08 use
 - ``notebook``     display helpers for the notebooks
