@@ -25,6 +25,10 @@ import unicodedata
 from urllib.parse import urlsplit, urlunsplit
 
 MAX_USER_ID_CHARS = 128
+MAX_ID_CHARS = MAX_USER_ID_CHARS
+"""The longest user or session id a store accepts."""
+DEFAULT_USER = "default"
+"""The user a store sees when none is given."""
 
 
 def _where(name: str, index: int | None) -> str:
@@ -75,6 +79,21 @@ def check_flag(name: str, value: object) -> bool:
     if value is True or value is False:
         return value
     raise ValueError(f"{name} must be True or False, got {type(value).__name__}: {value!r:.80}")
+
+
+def is_int(value: object, low: int | None = None, high: int | None = None) -> bool:
+    """True for a real ``int`` (``bool`` is not one) from ``low`` to ``high``.
+
+    >>> is_int(3, low=1), is_int(True), is_int(0, low=1), is_int(2.0)
+    (True, False, False, False)
+    """
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and (low is None or value >= low) and (high is None or value <= high))
+
+
+def is_number(value: object) -> bool:
+    """True for an ``int`` or ``float`` that is not a ``bool``."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def check_count(name: str, value: object, low: int = 1, high: int | None = None) -> int:

@@ -42,3 +42,17 @@ class FixedClock:
     def advance(self, delta: timedelta) -> None:
         """Jump forward, e.g. three days between two sessions."""
         self._next += delta
+
+
+def aware_now(clock: Clock) -> datetime:
+    """``clock()``, refused if it is naive: a stored time must say its time zone.
+
+    >>> aware_now(lambda: datetime(2026, 9, 1, 9, 0))
+    Traceback (most recent call last):
+    ...
+    ValueError: the clock returned a naive datetime; give it a time zone
+    """
+    now = clock()
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError("the clock returned a naive datetime; give it a time zone")
+    return now

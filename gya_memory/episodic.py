@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 from .checks import check_count, check_flag, check_user_id
 from .checks import check_text as _check_text
 from .clock import Clock, system_clock
-from .config import get_settings
-from .storage import SQLiteStore
+from .checks import DEFAULT_USER as DEFAULT_USER  # re-exported
+from .checks import MAX_ID_CHARS as MAX_ID_CHARS
+from .storage import SQLiteStore, data_path
 from .storage import UnsafeJournalWarning as UnsafeJournalWarning  # re-exported
 
 if TYPE_CHECKING:  # pandas is imported only when a table is asked for
@@ -41,9 +42,7 @@ if TYPE_CHECKING:  # pandas is imported only when a table is asked for
 
 MAX_SUBJECT_CHARS = 100
 MAX_FACT_CHARS = 2000
-MAX_ID_CHARS = 128
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer
-DEFAULT_USER = "default"
 DEFAULT_DB_NAME = "episodic.sqlite3"
 
 _SCHEMA = """
@@ -83,7 +82,7 @@ def escape_like(keyword: str) -> str:
 
 def default_path() -> Path:
     """Where the facts live when no path is given: ``$GYA_DATA_DIR/episodic.sqlite3``."""
-    return get_settings().data_dir / DEFAULT_DB_NAME
+    return data_path(DEFAULT_DB_NAME)
 
 
 class EpisodicMemory(SQLiteStore):

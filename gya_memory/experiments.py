@@ -13,27 +13,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from .calibration import LabelledSet, Query
+from .labelled import LabelledSet, Query
 from .context import Policy, assemble
-from .lexical import STOP_CJK_BIGRAMS, STOP_WORDS
+from .text import HAN_RUN_RE, STOP_CJK_BIGRAMS, STOP_WORDS
 from .llm import ChatLLM
+from .semantic_values import Hit
 
 Position = Literal["first", "middle"]
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}|\d[\w-]*")
-
-
-@dataclass(frozen=True)
-class _Item:
-    """A memory as assembly sees it (the same fields as ``semantic.Hit``)."""
-
-    id: str
-    score: float
-    text: str
-    payload: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -56,7 +46,7 @@ def key_terms(memory: str, question: str) -> list[str]:
     "cutting back on coffee") may use the memory without repeating a term."""
     q = question.lower()
     terms: list[str] = []
-    for run in _CJK.findall(memory):
+    for run in HAN_RUN_RE.findall(memory):
         for i in range(len(run) - 1):
             pair = run[i : i + 2]
             if pair not in q and pair not in STOP_CJK_BIGRAMS and pair not in terms:
@@ -73,12 +63,12 @@ def used_memory(answer: str, terms: Iterable[str]) -> bool:
     return any(t.lower() in text for t in terms)
 
 
-def arrange(gold: str, others: Sequence[str], position: Position) -> list[_Item]:
+def arrange(gold: str, others: Sequence[str], position: Position) -> list[Hit]:
     """The gold memory first or in the middle of the others; scores fall with the position
     (the block shows them), so the block reads as ranked."""
     texts = list(others)
     texts.insert(0 if position == "first" else len(texts) // 2 + len(texts) % 2, gold)
-    return [_Item(f"m{i}", round(0.9 - 0.01 * i, 3), t, {})
+    return [Hit(f"m{i}", round(0.9 - 0.01 * i, 3), t, {})
             for i, t in enumerate(texts)]
 
 

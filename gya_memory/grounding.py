@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 # -- content units ---------------------------------------------------------------------------
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+from .text import HAN_RUN_RE as _HAN  # noqa: E402  (one Han definition, in text.py)
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.:,]\d+)*")
 _STOP_ZH_CHARS = frozenset("的了是在有我你您他她它们这那么吗呢吧啊和与也都就要会能把被给对个一上下里哪谁几怎样很还没不")
 _STOP_ZH_BIGRAMS = frozenset(

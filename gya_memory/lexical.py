@@ -35,30 +35,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-# CJK ideographs (basic + extension A + compatibility), kana and hangul: no spaces between
-# words, so they are cut into characters and bigrams.
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+from .text import HAN
+from .text import STOP_CJK_BIGRAMS as STOP_CJK_BIGRAMS  # re-exported
+from .text import STOP_CJK_CHARS as STOP_CJK_CHARS
+from .text import STOP_WORDS as STOP_WORDS
+
+# Han characters are cut into characters and bigrams (kana and hangul are words: see text.py).
+_CJK = HAN
 # A word, number or id: letters/digits, optionally joined by - _ . : / (A7-2291, v1.2, 09:30).
 _WORD = r"[^\W_]+(?:[-_.:/][^\W_]+)*"
 _TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD})")
 _WORD_CJK_RE = re.compile(rf"[{_CJK}]+|[^{_CJK}]+")
 _PARTS_RE = re.compile(r"[-_.:/]")
-
-# Stop words, chosen on the labelled set in gya_memory/data (they cut false matches on
-# questions that have no answer without losing the rare names, ids and dates).
-STOP_CJK_CHARS = frozenset("的了是在有我你他她它们这那什么吗呢吧啊和与也都就要会能把被给对用户个一上下里哪谁几怎样")
-STOP_CJK_BIGRAMS = frozenset(
-    "什么 怎么 哪里 哪个 哪些 哪儿 有没 没有 是不 是什 么事 么用 他的 她的 他们 她们 用户 一个 "
-    "这个 那个 最近 现在 平时 一般 的吗 了吗 是谁 是哪".split()
-)
-STOP_WORDS = frozenset(
-    "a an the is are was were be been being am do does did what which who whom whose when "
-    "where why how i me my we our you your he him his she her it its they them their this "
-    "that these those there here of in on at to for from with by about as into over under "
-    "and or but not no any some can could should would will shall may might must have has "
-    "had if then so than too very just also up down out off again ever anything something "
-    "lately days user users s".split()
-)
 
 
 def tokenize(text: str, *, stop_words: bool = True) -> list[str]:

@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .checks import is_int
 from .checks import check_count, check_text, check_user_id
 from .files import atomic_write_text
+from .text import has_han
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
@@ -79,7 +81,7 @@ class Procedure:
             raise ValueError(f"procedure {self.name!r} has no steps")
         for i, step in enumerate(self.steps):
             check_text("step", step, 10_000, index=i)
-        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
+        if not is_int(self.version, low=1):
             raise ValueError(f"procedure {self.name!r}: version must be 1 or more")
         if self.owner is not None:
             check_user_id(self.owner, name="owner")
@@ -245,7 +247,7 @@ _SWAPS = {  # a word in the restriction -> (what to watch, an easy swap)
 def dietary_advice(restriction: str, occasion: str) -> str:
     """How to give advice under a dietary restriction (the article's procedural example)."""
     watch, swap = next((v for k, v in _SWAPS.items() if k in restriction.lower()), (None, None))
-    if any("\u4e00" <= ch <= "\u9fff" for ch in restriction + occasion):
+    if has_han(restriction + occasion):
         return (f"{occasion}时记得你想{restriction}：留意{watch or '相关的饮食'}，"
                 f"可以换成{swap or '你能接受的选项'}。")
     return (f"At the {occasion}, remember you want {restriction}: watch out for "

@@ -46,24 +46,21 @@ made during the outage back once the service is up again. With the fallback off 
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
-import unicodedata
 import uuid
 import warnings
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .checks import check_text as _check_text
-from .checks import check_user_id
-from .clock import Clock, system_clock
+from .checks import DEFAULT_USER
+from .clock import Clock, aware_now, system_clock
 from .config import get_settings
 from .sparse import document_vector, query_vector
+from .payload import CREATED_AT, DEGRADED_WRITE, TEXT, UPDATED_AT, USER_ID
 from .stores import (
     ClientStore,
     CollectionSpec,
@@ -76,183 +73,49 @@ from .stores import (
     open_folder,
     release_folder,
 )
+from .payload import RESERVED_KEYS as RESERVED_KEYS  # re-exported
+from .semantic_values import DEFAULT_DIR_NAME as DEFAULT_DIR_NAME  # re-exported
+from .semantic_values import ID_NAMESPACE as ID_NAMESPACE
+from .semantic_values import MAX_TEXT_CHARS as MAX_TEXT_CHARS
+from .checks import MAX_ID_CHARS as MAX_ID_CHARS
+from .semantic_values import (
+    DegradedWarning,
+    EmbedderMismatch,
+    Hit,
+    Memory,
+    _COLLECTION_RE,
+    _as_matrix,
+    _check_batch_size,
+    _check_memory_text,
+    _check_metadata,
+    _check_min_score,
+    _check_top_k,
+    _check_user_id,
+    _close_store,
+    default_path,
+    normalise,
+    point_id,
+)
 
 if TYPE_CHECKING:  # numpy is imported when a memory is opened
     import numpy as np
 
     from .embeddings import Embedder, Fingerprint
 
+
 __all__ = ["DegradedWarning", "EmbedderMismatch", "Hit", "Memory", "SemanticMemory",
            "StoreLocked", "normalise", "point_id"]
 
-MAX_TEXT_CHARS = 2000
-MAX_ID_CHARS = 128
-DEFAULT_USER = "default"
 DEFAULT_COLLECTION = "memories"
-DEFAULT_DIR_NAME = "qdrant"
 FALLBACK_SUFFIX = "__fallback"
 BATCH_SIZE = 64
 #: The fusion of hybrid search, chosen on the labelled set (benchmarks/bench_semantic.py,
 #: section 1): chosen on the even-numbered answerable queries, reported on the odd ones. All
 #: 26 fusions tried tie there at retrieve()'s operating point, so the textbook RRF stays.
 HYBRID_FUSION = FusionSpec(method="rrf", k=60, weights=(1.0, 1.0), pool=20)
-# Payload keys the memory writes itself; metadata may not use them.
-RESERVED_KEYS = frozenset({"text", "user_id", "created_at", "updated_at", "degraded_write"})
-# Fixed namespace of the point ids: the same (user, text) gives the same id everywhere.
-ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://gya-memory/semantic/point-id/v1")
 _META_KEY = "gya_memory"
-_COLLECTION_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 Mode = Literal["dense", "lexical", "hybrid"]
-
-
-class EmbedderMismatch(ValueError):
-    """A collection was built by one embedding model and is being opened with another."""
-
-    def __init__(self, collection: str, stored: Fingerprint, wanted: Fingerprint) -> None:
-        self.collection, self.stored, self.wanted = collection, stored, wanted
-        super().__init__(
-            f"collection {collection!r} holds vectors of {_describe(stored)}, but this "
-            f"memory's embedder is {_describe(wanted)}; vectors of two models can't be "
-            "compared. Open it with the embedder it was built with, or re-embed every "
-            "memory with the new one: SemanticMemory(..., embedder=new, reembed=True), or "
-            "memory.reembed(new) on an open memory."
-        )
-
-
-class DegradedWarning(RuntimeWarning):
-    """⚠️ The embedding service failed; the memory runs on the TF-IDF fallback."""
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One recalled memory. ``score``: cosine similarity for ``dense``, BM25 for
-    ``lexical``, the fused score for ``hybrid``; higher is better in each."""
-
-    id: str
-    score: float
-    text: str
-    payload: dict[str, Any] = field(hash=False)
-    degraded: bool = False
-    source: str = "dense"
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One stored memory, as :meth:`SemanticMemory.all` lists it."""
-
-    id: str
-    text: str
-    payload: dict[str, Any] = field(hash=False)
-
-
-# -- ids and checks ------------------------------------------------------------------------
-def normalise(text: str) -> str:
-    """The form a memory's id is computed from: NFKC, trimmed, runs of spaces made one."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
-
-
-def _check_chars(name: str, value: str) -> str:
-    if "\x00" in value:
-        raise ValueError(f"{name} contains a NUL character (\\x00); remove it")
-    for i, ch in enumerate(value):
-        if 0xD800 <= ord(ch) <= 0xDFFF:
-            raise ValueError(f"{name} contains a lone surrogate (U+{ord(ch):04X} at character "
-                             f"{i}), which is not valid Unicode text; decode the input "
-                             "properly")
-    return value
-
-
-def _check_memory_text(name: str, value: object) -> str:
-    return _check_chars(name, _check_text(name, value, MAX_TEXT_CHARS))
-
-
-def _check_user_id(user_id: object) -> str:
-    """A user id as given (never stripped): the shared rule, ``checks.check_user_id``."""
-    return _check_chars("user_id", check_user_id(user_id, limit=MAX_ID_CHARS))
-
-
-def point_id(user_id: str, text: str) -> str:
-    """The point id of ``text`` for ``user_id``: the same in every process and on every run.
-
-    >>> point_id("u1", "用户叫张三") == point_id("u1", "  用户叫张三 ")
-    True
-    >>> point_id("u1", "用户叫张三") == point_id("u2", "用户叫张三")
-    False
-    """
-    user_id = _check_user_id(user_id)
-    text = _check_memory_text("text", text)
-    return str(uuid.uuid5(ID_NAMESPACE, f"{user_id}\x1f{normalise(text)}"))
-
-
-def default_path() -> Path:
-    """Where the memories live when neither a path nor a server is given."""
-    return get_settings().data_dir / DEFAULT_DIR_NAME
-
-
-def _check_json_strings(name: str, value: Any) -> None:
-    if isinstance(value, str):
-        _check_chars(name, value)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _check_json_strings(f"{name}[{i}]", item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_json_strings(f"{name}[{key!r}]", str(key))
-            _check_json_strings(f"{name}[{key!r}]", item)
-
-
-def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    clash = sorted(RESERVED_KEYS & set(metadata))
-    if clash:
-        raise ValueError(f"metadata may not use the reserved key(s) {', '.join(clash)}")
-    for key, value in metadata.items():
-        if not isinstance(key, str) or not key:
-            raise ValueError(f"metadata keys must be non-empty strings, got {key!r}")
-        try:
-            json.dumps(value, allow_nan=False)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"metadata {key}={value!r} is not JSON (use str, int, float, bool, None, "
-                "lists and dicts of them)"
-            ) from None
-        _check_chars(f"metadata key {key!r}", key)
-        _check_json_strings(f"metadata[{key!r}]", value)
-    return dict(metadata)
-
-
-def _check_top_k(top_k: object) -> int:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
-    return top_k
-
-
-def _check_batch_size(batch_size: object) -> int:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
-    return batch_size
-
-
-def _check_min_score(min_score: object) -> float | None:
-    if min_score is None:
-        return None
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)):
-        raise ValueError(f"min_score must be a number or None, got {min_score!r}")
-    if not math.isfinite(min_score):
-        raise ValueError(f"min_score must be a finite number, got {min_score!r}")
-    return float(min_score)
-
-
-def _describe(fp: Fingerprint) -> str:
-    return f"{fp.model} ({fp.dim} dimensions, {fp.distance})"
-
-
-def _close_store(store: VectorStore) -> None:
-    store.close()
 
 
 # -- the memory ----------------------------------------------------------------------------
@@ -430,7 +293,7 @@ class SemanticMemory:
 
     def _points(self, embedder: Embedder, vectors: np.ndarray, ids: list[str],
                 payloads: list[dict[str, Any]]) -> list[PointData]:
-        return [PointData(pid, vec, document_vector(str(p["text"]), p.get("created_at")), p)
+        return [PointData(pid, vec, document_vector(str(p[TEXT]), p.get(CREATED_AT)), p)
                 for pid, vec, p in zip(ids, vectors, payloads)]
 
     def _migrate(self, name: str, embedder: Embedder, batch_size: int = BATCH_SIZE) -> int:
@@ -442,14 +305,14 @@ class SemanticMemory:
         """
         records = list(self.backend.scroll(name)) if self._exists(name) else []
         payloads = [r.payload for r in records]
-        if any(not isinstance(p.get("text"), str) for p in payloads):
+        if any(not isinstance(p.get(TEXT), str) for p in payloads):
             raise ValueError(f"collection {name!r} has points without a 'text' payload; "
                              "they can't be re-embedded")
         temp = self.backend.build(name, self._spec(embedder))
         try:
             for i in range(0, len(records), batch_size):
                 batch = payloads[i : i + batch_size]
-                texts = [p["text"] for p in batch]
+                texts = [p[TEXT] for p in batch]
                 vectors = _as_matrix(embedder.embed_documents(texts), len(texts), embedder)
                 self.backend.upsert(temp, self._points(
                     embedder, vectors, [r.id for r in records[i : i + batch_size]], batch))
@@ -504,7 +367,7 @@ class SemanticMemory:
                        if r.id not in outage]
             for i in range(0, len(records), BATCH_SIZE):
                 batch = records[i : i + BATCH_SIZE]
-                texts = [str(r.payload["text"]) for r in batch]
+                texts = [str(r.payload[TEXT]) for r in batch]
                 vectors = _as_matrix(fb.embed_documents(texts), len(texts), fb)
                 self.backend.upsert(name, self._points(fb, vectors, [r.id for r in batch],
                                                        [r.payload for r in batch]))
@@ -530,14 +393,14 @@ class SemanticMemory:
                                            self._where(degraded_write=True)))
         for i in range(0, len(records), BATCH_SIZE):
             batch = records[i : i + BATCH_SIZE]
-            payloads = [{k: v for k, v in r.payload.items() if k != "degraded_write"}
+            payloads = [{k: v for k, v in r.payload.items() if k != DEGRADED_WRITE}
                         for r in batch]
-            vectors = _as_matrix(primary.embed_documents([p["text"] for p in payloads]),
+            vectors = _as_matrix(primary.embed_documents([p[TEXT] for p in payloads]),
                                  len(batch), primary)
             ids = [r.id for r in batch]
             self.backend.upsert(self.collection, self._points(primary, vectors, ids, payloads))
             self.backend.flush()
-            self.backend.delete_payload(self.fallback_collection, ids, ["degraded_write"])
+            self.backend.delete_payload(self.fallback_collection, ids, [DEGRADED_WRITE])
         self.backend.flush()
         self._primary = self._embedder = primary
         self._active = self.collection
@@ -606,15 +469,15 @@ class SemanticMemory:
             vectors = self._embed_documents([text for _, (text, _) in batch])
             name = self._active  # after embedding: a failure there may have switched it
             ids = [pid for pid, _ in batch]
-            known = {pid: p.get("created_at")
-                     for pid, p in self.backend.payloads(name, ids, ["created_at"]).items()}
+            known = {pid: p.get(CREATED_AT)
+                     for pid, p in self.backend.payloads(name, ids, [CREATED_AT]).items()}
             payloads = []
             for pid, (text, metadata) in batch:
                 now = self._now()
-                payload = {"text": text, "user_id": self.user_id, **metadata,
-                           "created_at": known.get(pid) or now, "updated_at": now}
+                payload = {TEXT: text, USER_ID: self.user_id, **metadata,
+                           CREATED_AT: known.get(pid) or now, UPDATED_AT: now}
                 if self.degraded:
-                    payload["degraded_write"] = True
+                    payload[DEGRADED_WRITE] = True
                 payloads.append(payload)
             self.backend.upsert(name, self._points(self._embedder, vectors, ids, payloads))
         if rows:
@@ -622,14 +485,11 @@ class SemanticMemory:
         return list(checked)
 
     def _now(self) -> str:
-        now = self.clock()
-        if now.tzinfo is None or now.utcoffset() is None:
-            raise ValueError("the clock returned a naive datetime; give it a time zone")
-        return now.isoformat()
+        return aware_now(self.clock).isoformat()
 
     # -- recall ----------------------------------------------------------------------------
     def _hit(self, found: Found, source: str) -> Hit:
-        return Hit(id=found.id, score=found.score, text=str(found.payload.get("text", "")),
+        return Hit(id=found.id, score=found.score, text=str(found.payload.get(TEXT, "")),
                    payload=found.payload, degraded=self.degraded, source=source)
 
     def candidates(self, query: str, top_k: int = 10) -> list[Hit]:
@@ -709,8 +569,8 @@ class SemanticMemory:
         if not self._exists(self._active):
             return []
         records = list(self.backend.scroll(self._active, self._where()))
-        records.sort(key=lambda r: (str(r.payload.get("created_at", "")), r.id))
-        return [Memory(r.id, str(r.payload.get("text", "")), r.payload) for r in records]
+        records.sort(key=lambda r: (str(r.payload.get(CREATED_AT, "")), r.id))
+        return [Memory(r.id, str(r.payload.get(TEXT, "")), r.payload) for r in records]
 
     # -- forgetting ------------------------------------------------------------------------
     def forget(self, id: str | None = None, *, text: str | None = None,
@@ -778,15 +638,3 @@ class SemanticMemory:
                 f"user_id={getattr(self, 'user_id', '?')!r}, "
                 f"collection={getattr(self, 'collection', '?')!r}, embedder={name!r}"
                 f"{state}{closed})")
-
-
-def _as_matrix(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:
-    import numpy as np
-
-    matrix = np.asarray(vectors, dtype=np.float32)
-    if matrix.shape != (n, embedder.dim) or not np.isfinite(matrix).all():
-        raise ValueError(
-            f"embedder {embedder.name!r} returned an array of shape {matrix.shape} (or with "
-            f"NaN/inf); expected ({n}, {embedder.dim}) finite numbers"
-        )
-    return matrix

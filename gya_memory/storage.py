@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .clock import Clock
+from .clock import Clock, aware_now
 from .config import get_settings
+from .errors import GyaMemoryError
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -37,7 +38,12 @@ def secure_connection(conn: sqlite3.Connection) -> None:
                            "would stay readable in the file")
 
 
-class UnsafeJournalWarning(RuntimeWarning):
+def data_path(name: str) -> Path:
+    """``name`` in the data folder (``$GYA_DATA_DIR``): where a store lives when no path is given."""
+    return get_settings().data_dir / name
+
+
+class UnsafeJournalWarning(RuntimeWarning, GyaMemoryError):
     """SQLite's journal is off: a crash during a write can corrupt the database."""
 
 
@@ -113,10 +119,7 @@ class SQLiteStore:
         self.conn.execute("COMMIT")
 
     def _now(self) -> str:
-        now = self.clock()
-        if now.tzinfo is None or now.utcoffset() is None:
-            raise ValueError("the clock returned a naive datetime; give it a time zone")
-        return now.isoformat()
+        return aware_now(self.clock).isoformat()
 
     def close(self) -> None:
         self.conn.close()

@@ -16,16 +16,17 @@ import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from .checks import check_count, check_text
+from .errors import GyaMemoryError
+from .text import CJK_PUNCT, HAN
+from .text import ROLES as ROLES  # re-exported
+from .text import Role as Role
 
-Role = Literal["system", "user", "assistant", "tool"]
 Message = dict[str, str]
-ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 MAX_CONTENT_CHARS = 10_000_000
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"
+_CJK = HAN + CJK_PUNCT
 _TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}\w]|\w+")
 
 
@@ -38,7 +39,7 @@ def approx_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
-class BudgetError(ValueError):
+class BudgetError(ValueError, GyaMemoryError):
     """The messages that may not be dropped are already over the budget."""
 
 
