@@ -86,11 +86,11 @@ def test_no_timing_metadata(path: Path) -> None:
 def test_opens_with_goals_and_ends_with_exercises(path: Path) -> None:
     markdown = ["".join(c["source"]) for c in load(path)["cells"] if c["cell_type"] == "markdown"]
     assert "What you'll learn" in markdown[0] and "What you need" in markdown[0]
-    headings = [m for m in markdown if m.lstrip().startswith("## ")]
-    summary = next((i for i, m in enumerate(markdown) if m.lstrip().startswith("## Summary")), None)
+    headings = re.findall(r"^## (.*)$", "\n".join(markdown), re.M)
+    summary = next((i for i, m in enumerate(markdown) if "\n## Summary" in "\n" + m), None)
     assert summary is not None, "the notebook needs a '## Summary' section"
     assert "要点" in "\n".join(markdown[summary:summary + 3]), "a 要点 box follows the summary"
-    assert headings[-1].lstrip().startswith("## Exercises"), "the last section is '## Exercises'"
+    assert headings[-1].startswith("Exercises"), "the last section is '## Exercises'"
     assert "### Exercise" in "\n".join(markdown[summary:])
 
 
