@@ -33,6 +33,7 @@ from .context import (
 from .gate import Gate, GateDecision, passed, recall_floor
 from .llm import ChatLLM, Reply
 from .notebook import quote
+from .retriever import Retriever
 
 Trigger = Literal["program", "model", "none"]
 
@@ -148,7 +149,7 @@ class MemoryAgent:
     the gate existed).
     """
 
-    def __init__(self, memory: Any, llm: ChatLLM, policy: Policy = Policy(), *,
+    def __init__(self, memory: Retriever, llm: ChatLLM, policy: Policy = Policy(), *,
                  gate: Gate | None = Gate(), recall: Literal["dense", "hybrid"] = "dense",
                  system: str | None = None, max_tokens: int = 160) -> None:
         if recall not in ("dense", "hybrid"):
@@ -259,7 +260,7 @@ class MemoryAgent:
                 candidates += found
                 dropped += [_gate_drop(d) for d in decisions if not d.passed] + cut
                 start = len(placed)
-                result = (render_block(kept, language, start=start + 1) if kept
+                result = (render_block(kept, start=start + 1) if kept
                           else no_hit_block(language))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
                 placed += [Placed(start + n, h, len(messages) - 1)

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
+from . import payload
 from .checks import check_count, check_finite
 from .fence import neutralise
+from .text import language_of
 
 Placement = Literal["system", "user", "block"]
 Order = Literal["best_first", "edges"]
@@ -56,7 +59,7 @@ class Policy:
     order: Order = "best_first"
     no_hit: NoHit = "say_so"
     conflicts: Conflicts = "show_both"
-    conflict_key: str = "subject"
+    conflict_key: str = payload.SUBJECT
     language: Literal["zh", "en"] | None = None  # None: the language of the question
 
     def __post_init__(self) -> None:
@@ -174,8 +177,14 @@ def newest_wins(hits: list[HitLike], key: str) -> tuple[list[HitLike], list[HitL
     return kept, [h for h in hits if h not in kept]
 
 
-def _when(hit: HitLike) -> str:
-    return str(hit.payload.get("created_at", ""))
+def _when(hit: HitLike) -> datetime:
+    """When a memory was written, as a datetime (strings would misorder ``+08:00`` and UTC
+    times); a memory without a time, or with one that doesn't parse, counts as oldest."""
+    try:
+        when = datetime.fromisoformat(str(hit.payload.get(payload.CREATED_AT, "")))
+    except ValueError:
+        return datetime.min.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def reorder(hits: Sequence[HitLike], order: Order) -> list[HitLike]:
@@ -187,7 +196,7 @@ def reorder(hits: Sequence[HitLike], order: Order) -> list[HitLike]:
     return hits[0::2] + hits[1::2][::-1]
 
 
-def render_block(hits: Sequence[HitLike], language: str = "zh", *, start: int = 1) -> str:
+def render_block(hits: Sequence[HitLike], *, start: int = 1) -> str:
     """The fenced memory block, one memory per line with its score, session and time,
     numbered from ``start`` (later tool results continue the numbering of earlier ones).
 
@@ -198,7 +207,7 @@ def render_block(hits: Sequence[HitLike], language: str = "zh", *, start: int = 
     lines = [OPEN]
     for ref, h in enumerate(hits, start=start):
         meta = [f"score {float(h.score):.3f}"]
-        meta += [str(h.payload[k]) for k in ("subject", "session_id", "created_at")
+        meta += [str(h.payload[k]) for k in (payload.SUBJECT, payload.SESSION_ID, payload.CREATED_AT)
                  if h.payload.get(k) is not None]
         lines.append(f"[{ref}] {defang(h.text)} ({defang(' · '.join(meta))})")
     lines.append(CLOSE)
@@ -212,8 +221,6 @@ def defang(text: str) -> str:
 
 def language_for(question: str, policy: Policy) -> str:
     """The language of the instructions: the policy's, else the question's own."""
-    from .embeddings import language_of
-
     return policy.language or language_of(question)
 
 
@@ -237,7 +244,7 @@ def assemble(
     kept, dropped = select(hits, policy)
     kept = reorder(kept, policy.order)
     if kept:
-        block = f"{text['intro']}\n{render_block(kept, language)}"
+        block = f"{text['intro']}\n{render_block(kept)}"
     elif policy.no_hit == "say_so":
         block = no_hit_block(language)
     else:

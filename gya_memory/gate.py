@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .checks import is_int, is_number
+
 # Recall-first floors: the highest cosine that keeps at least 95% of the relevant memories of
 # the calibration set (gya_memory/data/labelled_memories.json), per language. See
 # ``calibration.threshold_for_acceptance``; a test checks these still match it.
@@ -77,13 +79,11 @@ class Gate:
     judge_min: float | None = JUDGE_MIN
 
     def __post_init__(self) -> None:
-        if self.pool is not None and (isinstance(self.pool, bool) or not isinstance(self.pool, int)
-                                      or self.pool < 1):
+        if self.pool is not None and not is_int(self.pool, low=1):
             raise ValueError(f"pool must be a whole number of at least 1, got {self.pool!r}")
         for name in ("floor", "judge_min"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not math.isfinite(value)):
+            if value is not None and not (is_number(value) and math.isfinite(value)):
                 raise ValueError(f"{name} must be a finite number or None, got {value!r}")
         if self.judge_min is not None and not 0 <= self.judge_min <= 1:
             raise ValueError(f"judge_min is a probability (0 to 1), got {self.judge_min!r}")

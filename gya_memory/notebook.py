@@ -17,8 +17,9 @@ import html
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from numbers import Number
 from typing import Any
+
+from .checks import is_number
 
 __all__ = ["quote", "table", "Table", "wrap", "show"]
 
@@ -27,10 +28,6 @@ def quote(text: str) -> str:
     """Model text, marked as such: «...». Notebooks show every model answer this way, so the
     nbval sanitizer for other CPUs can mask exactly the model's words (see README, Tests)."""
     return f"«{text.replace('«', '‹').replace('»', '›')}»"
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, Number) and not isinstance(value, bool)
 
 
 def width(text: str) -> int:
@@ -96,7 +93,7 @@ class Table:
 
     def numeric(self, j: int) -> bool:
         values = [r[j] for r in self.rows if r[j] is not None]
-        return bool(values) and all(_is_number(v) for v in values)
+        return bool(values) and all(is_number(v) for v in values)
 
     def __repr__(self) -> str:
         cells = [list(self.columns)] + [[_cell(v, self.digits) for v in r] for r in self.rows]

@@ -17,6 +17,7 @@ from gya_memory.context import (
     Placed,
     Policy,
     assemble,
+    newest_wins,
     defang,
     language_for,
     no_hit_block,
@@ -493,3 +494,20 @@ def test_policy_accepts_its_choices() -> None:
                        conflicts="newest_wins", budget_chars=None, top_k=1, language=language)
     with pytest.raises(AttributeError):
         Policy().top_k = 5  # type: ignore[misc]
+
+
+def test_newest_wins_compares_times_not_strings() -> None:
+    # 09:00 in Shanghai is 01:00 UTC: as strings "2026-03-01T09:00+08:00" sorts after
+    # "2026-03-01T05:00+00:00", but it is four hours earlier.
+    shanghai = hit("old: in Shanghai time", 0.9, subject="drink", created_at="2026-03-01T09:00:00+08:00")
+    utc = hit("new: in UTC", 0.8, subject="drink", created_at="2026-03-01T05:00:00+00:00")
+    kept, superseded = newest_wins([shanghai, utc], "subject")
+    assert texts(kept) == ["new: in UTC"] and texts(superseded) == ["old: in Shanghai time"]
+
+
+def test_newest_wins_counts_a_missing_or_bad_time_as_oldest() -> None:
+    dated = hit("dated", 0.5, subject="s", created_at="2026-01-01T00:00:00")
+    undated = hit("undated", 0.9, subject="s")
+    garbled = hit("garbled", 0.9, subject="s", created_at="yesterday")
+    kept, _ = newest_wins([undated, garbled, dated], "subject")
+    assert texts(kept) == ["dated"]
