@@ -404,6 +404,8 @@ def score_distributions(
     """
     import numpy as np
 
+    from .scoring import rates_at
+
     def clean(values: Sequence[float]) -> np.ndarray:
         arr = np.asarray(list(values), dtype=float).reshape(-1)
         return np.where(np.isnan(arr), -np.inf, arr)
@@ -411,9 +413,7 @@ def score_distributions(
     pos, neg = clean(positive), clean(negative)
 
     def rates(t: float) -> tuple[float, float]:
-        acceptance = float(np.mean(pos >= t)) if pos.size else math.nan
-        rejection = float(np.mean(neg < t)) if neg.size else math.nan
-        return acceptance, rejection
+        return rates_at(pos, neg, t)
 
     extras = dict(extra_thresholds or {})
     fig = _new_figure(figsize)
