@@ -18,7 +18,7 @@ from typing import Literal
 from .checks import is_int
 from .checks import check_finite, check_text
 from .fence import fence
-from .files import atomic_write_text, fsync_folder
+from .files import atomic_write_text, fsync_folder, try_lock, unlock
 from .injection import Finding
 from .injection import scan
 from .errors import GyaMemoryError
@@ -202,35 +202,8 @@ def _file_lock(lock_path: Path, timeout: float, name: str) -> Iterator[None]:
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
     with open(lock_path, "a+b") as f:
-        if os.name == "nt":
-            import msvcrt
-
-            def try_lock() -> bool:
-                f.seek(0)
-                try:
-                    msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
-                except OSError:
-                    return False
-                return True
-
-            def unlock() -> None:
-                f.seek(0)
-                msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-        else:
-            import fcntl
-
-            def try_lock() -> bool:
-                try:
-                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    return False
-                return True
-
-            def unlock() -> None:
-                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-
         delay = 0.001
-        while not try_lock():
+        while not try_lock(f.fileno()):
             if time.monotonic() >= deadline:
                 raise MemoryLocked(
                     f"could not lock {name} within {timeout:g} s: another process (another "
@@ -242,7 +215,7 @@ def _file_lock(lock_path: Path, timeout: float, name: str) -> Iterator[None]:
         try:
             yield
         finally:
-            unlock()
+            unlock(f.fileno())
 
 
 # -- one bounded file ---------------------------------------------------------------------------

@@ -39,3 +39,38 @@ def atomic_write_text(path: Path, text: str) -> None:
             pass
         raise
     fsync_folder(path.parent)
+
+
+def try_lock(fd: int) -> bool:
+    """Take an exclusive lock on an open file without waiting: ``flock`` on POSIX, ``msvcrt``
+    on Windows (first byte). False if another process holds it. Closing ``fd`` or the
+    process dying releases it, so a crashed holder never leaves it stuck."""
+    if os.name == "nt":
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def unlock(fd: int) -> None:
+    """Release a lock taken by :func:`try_lock`."""
+    if os.name == "nt":
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+        return
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_UN)

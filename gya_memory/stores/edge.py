@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..files import try_lock
 from ..sparse import Sparse
 from ..payload import CREATED_AT, DEGRADED_WRITE, TEXT, USER_ID
 from .common import (
@@ -137,14 +138,10 @@ class EdgeStore(VectorStore):
 
     # -- pointer and shards ----------------------------------------------------------------
     def _lock_folder(self) -> None:
-        import fcntl
-
         fd = os.open(self.folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not try_lock(fd):
             os.close(fd)
-            raise _locked_error(self.folder) from None
+            raise _locked_error(self.folder)
         self._lock_fd = fd
 
     def _read_pointer(self) -> dict[str, dict[str, Any]]:
