@@ -37,93 +37,13 @@ from typing import Any
 from .gate import Gate, GateDecision, recall_floor
 from .grounding import Grounding, content_units, ground
 
-SPLITS = ("tune", "test")
-CONDITIONS = ("memory", "no_memory", "no_hit")
+from .gate_features import feature_separation, gate_features, load_background  # noqa: F401
+from .scenarios import (  # noqa: F401  (re-exported: the evaluation's data)
+    CONDITIONS, SPLITS, Scenario, ScenarioMemory, load_scenarios, store_scenarios,
+)
+
 OUTCOMES = ("used", "ignored", "misused", "invented", "admits", "no facts")
 
-
-# -- the data -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ScenarioMemory:
-    id: str
-    text: str
-    subject: str
-    session: str
-    created_at: str
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One user, their memories, a question that needs one of them and one that needs none."""
-
-    id: str
-    lang: str
-    topic: str
-    user: str
-    split: str
-    memories: tuple[ScenarioMemory, ...]
-    relevant: tuple[str, ...]
-    question: str
-    must_state: tuple[tuple[str, ...], ...]  # facts; each a tuple of accepted forms
-    no_hit_question: str
-    trap: str
-
-    def text_of(self, memory_id: str) -> str:
-        return next(m.text for m in self.memories if m.id == memory_id)
-
-    @property
-    def relevant_texts(self) -> list[str]:
-        return [m.text for m in self.memories if m.id in self.relevant]
-
-    @property
-    def distractor_texts(self) -> list[str]:
-        return [m.text for m in self.memories if m.id not in self.relevant]
-
-    def states_facts(self, answer: str) -> bool:
-        """Does ``answer`` state every fact a good answer needs (any accepted form)?"""
-        low = answer.lower()
-        return all(any(form.lower() in low for form in fact) for fact in self.must_state)
-
-
-def load_scenarios(split: str | None = None, path: str | Path | None = None) -> list[Scenario]:
-    """The evaluation scenarios, all or one ``split`` (``"tune"`` or ``"test"``).
-
-    >>> len(load_scenarios()), len(load_scenarios("tune")), len(load_scenarios("test"))
-    (48, 20, 28)
-    """
-    if split is not None and split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS} or None, got {split!r}")
-    if path is None:
-        raw = resources.files("gya_memory.data").joinpath("eval_scenarios.json").read_text("utf-8")
-    else:
-        raw = Path(path).read_text("utf-8")
-    out = []
-    for s in json.loads(raw)["scenarios"]:
-        out.append(Scenario(
-            id=s["id"], lang=s["lang"], topic=s["topic"], user=s["user"], split=s["split"],
-            memories=tuple(ScenarioMemory(**m) for m in s["memories"]),
-            relevant=tuple(s["relevant"]), question=s["question"],
-            must_state=tuple(tuple(f) for f in s["must_state"]),
-            no_hit_question=s["no_hit_question"], trap=s["trap"],
-        ))
-    return [s for s in out if split is None or s.split == split]
-
-
-def store_scenarios(scenarios: Sequence[Scenario], embedder: Any,
-                    path: str = ":memory:") -> dict[str, Any]:
-    """One ``SemanticMemory`` per scenario user, holding that scenario's memories (and an
-    empty one per user, ``"<user>-new"``, for the no-memory condition)."""
-    from .semantic import SemanticMemory
-
-    stores: dict[str, Any] = {}
-    for s in scenarios:
-        memory = SemanticMemory(path, user_id=s.user, embedder=embedder)
-        memory.store_many([(m.text, {"subject": m.subject, "session_id": m.session,
-                                     "memory_id": m.id}) for m in s.memories])
-        stores[s.user] = memory
-        stores[s.user + "-new"] = SemanticMemory(path, user_id=s.user + "-new",
-                                                 embedder=embedder)
-    return stores
 
 
 # -- retrieval ------------------------------------------------------------------------------
@@ -246,83 +166,6 @@ def choose_judge_min(sweep: Any) -> float:
     """The ``judge_min`` with the best mean score (ties: the higher one)."""
     best = sweep["score (mean)"].max()
     return float(max(t for t, v in sweep["score (mean)"].items() if v == best))
-
-
-# -- what else was tried for the gate ------------------------------------------------------
-def load_background() -> dict[str, list[str]]:
-    """The background memories (``data/background_memories.json``): 120 short statements per
-    language about many imaginary users, for per-query score normalisation."""
-    raw = resources.files("gya_memory.data").joinpath("background_memories.json").read_text("utf-8")
-    data = json.loads(raw)
-    return {"zh": list(data["zh"]), "en": list(data["en"])}
-
-
-def gate_features(scenarios: Sequence[Scenario], embedder: Any) -> Any:
-    """One row per (question, memory) with every score a gate could threshold:
-
-    - ``cosine``: the raw similarity;
-    - ``z``: the cosine as a z-score against the question's similarities to the background
-      memories of its language (per-query normalisation);
-    - ``centred``: the cosine after subtracting the background's mean vector from both
-      sides (mean-centring, which undoes some of e5's squeezed range);
-    - ``margin``: the cosine minus the best *other* memory's (top-1 against the rest);
-    - ``overlap``: the share of the question's content words found in the memory, and
-      ``agree``: 1 when the memory is first by both cosine and overlap (dense and lexical
-      agree).
-    """
-    import numpy as np
-    import pandas as pd
-
-    from .calibration import lexical_overlap
-
-    background = load_background()
-    bg = {lang: embedder.embed_documents(texts) for lang, texts in background.items()}
-    mean = {lang: v.mean(axis=0) for lang, v in bg.items()}
-    rows = []
-    for s in scenarios:
-        docs = embedder.embed_documents([m.text for m in s.memories])
-        for kind, question in (("answerable", s.question), ("no_hit", s.no_hit_question)):
-            q = embedder.embed_query(question)
-            cosine = docs @ q
-            ref = bg[s.lang] @ q
-            z = (cosine - ref.mean()) / ref.std()
-            c_docs = docs - mean[s.lang]
-            c_q = q - mean[s.lang]
-            centred = (c_docs @ c_q) / (np.linalg.norm(c_docs, axis=1) * np.linalg.norm(c_q))
-            overlap = np.array([lexical_overlap(question, m.text) for m in s.memories])
-            for i, m in enumerate(s.memories):
-                others = np.delete(cosine, i)
-                rows.append({
-                    "scenario": s.id, "lang": s.lang, "split": s.split, "kind": kind,
-                    "memory": m.id, "relevant": kind == "answerable" and m.id in s.relevant,
-                    "cosine": float(cosine[i]), "z": float(z[i]), "centred": float(centred[i]),
-                    "margin": float(cosine[i] - others.max()), "overlap": float(overlap[i]),
-                    "agree": float(i == int(np.argmax(cosine)) == int(np.argmax(overlap))
-                                   and overlap[i] > 0),
-                })
-    return pd.DataFrame(rows)
-
-
-def feature_separation(features: Any, columns: Sequence[str] = (
-        "cosine", "z", "centred", "margin", "overlap", "agree")) -> Any:
-    """How well one threshold on each score separates questions with an answer from no-hit
-    questions, per language: the relevant memory's score on answerable questions against
-    the best memory's score on no-hit questions. ``AUC`` 0.5 is chance; ``best balanced``
-    is the mean of (relevant passes) and (no false hit) at the best threshold."""
-    import pandas as pd
-
-    out = []
-    for column in columns:
-        for lang in ("zh", "en"):
-            f = features[features["lang"] == lang]
-            pos = f[f["relevant"]].groupby("scenario")[column].max().to_numpy()
-            neg = f[f["kind"] == "no_hit"].groupby("scenario")[column].max().to_numpy()
-            pairs = [(p > n) + 0.5 * (p == n) for p in pos for n in neg]
-            best = max(((pos >= t).mean() + (neg < t).mean()) / 2
-                       for t in sorted(set(pos) | set(neg)))
-            out.append({"score": column, "language": lang, "AUC": _mean(pairs),
-                        "best balanced": float(best)})
-    return pd.DataFrame(out).set_index(["score", "language"]).round(3)
 
 
 # -- end to end -----------------------------------------------------------------------------
