@@ -28,6 +28,7 @@ Each module holds one idea from the series and can be read on its own:
 - ``context``      context assembly: filter, budget, order, placement, fenced memories
 - ``agent``        the closed loop, traces, the recall_memory tool, grounding checks
 - ``gate``, ``grounding``, ``evaluation``  the answer gate, grounding checks, evaluation
+                   (``scenarios``: the evaluation set; ``gate_features``: scores tried for the gate)
 - ``experiments``  the placement experiment
 - ``procedural``   procedural memory (程序记忆): recipes you find and call
 - ``curated``      Hermes-style bounded MEMORY.md / USER.md with frozen snapshots
@@ -42,7 +43,8 @@ Each module holds one idea from the series and can be read on its own:
                    (``fault_checks``: what a restart finds)
 - ``failures``     the failure paths, reproducible: fake services, crashes mid-write
 - ``testing``      the fakes and the crash injector that the tests and notebook 08 use
-- ``notebook``     display helpers for the notebooks
+- ``notebook``     display helpers for the notebooks: quote, table, wrap
+- ``exercises``    the notebooks' self-checks (``check.exercise_03_1(answer)``)
 - ``examples``     the article's example data, in Chinese and English
 
 The classes a notebook uses are importable from the package itself
