@@ -133,3 +133,25 @@ def test_reference_cpu_is_recorded() -> None:
     here = subprocess.run([sys.executable, str(ROOT / "tools" / "cpu_fingerprint.py")],
                           capture_output=True, text=True, check=True).stdout.strip()
     assert recorded and here  # run.sh compares the two to choose the sanitizer
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_output_lines_fit_without_wrapping(path: Path) -> None:
+    """What Lab shows as text (streams, and plain reprs with no HTML beside them) stays within
+    100 columns (a Chinese character takes two), so no word is broken across lines.
+    Model answers («...») are exempt: their length is the model's."""
+    from gya_memory.notebook import width
+
+    too_wide = []
+    for i, cell in enumerate(load(path)["cells"]):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if out.get("output_type") == "stream":
+                text = "".join(out.get("text", ""))
+            elif "text/html" in data or "image/png" in data:
+                continue
+            else:
+                text = "".join(data.get("text/plain", ""))
+            too_wide += [(i, width(line)) for line in text.splitlines()
+                         if width(line) > 100 and "«" not in line]
+    assert not too_wide, f"{path.name}: (cell, columns) of lines over 100 columns: {too_wide}"
