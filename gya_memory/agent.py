@@ -167,7 +167,7 @@ class MemoryAgent:
             return policy
         return replace(policy, min_score=self.memory.embedder.threshold(query))
 
-    def retrieve(self, query: str, policy: Policy) -> list[Any]:
+    def candidates_for(self, query: str, policy: Policy) -> list[Any]:
         """Candidates for ``query``: more than ``top_k``, so the trace shows what was cut.
         ``recall="hybrid"`` fuses the dense and the lexical ranking inside Qdrant (the dense
         side already above the gate's floor; ``score`` is then the fused score)."""
@@ -210,7 +210,7 @@ class MemoryAgent:
         t0 = time.perf_counter()
         decisions: list[GateDecision] = []
         if trigger == "program":
-            candidates = self.retrieve(question, policy)
+            candidates = self.candidates_for(question, policy)
             t_retrieved = time.perf_counter()
             kept, decisions = self.screen(question, candidates, policy=policy)
             policy = self._policy_for(question, policy)
@@ -252,7 +252,7 @@ class MemoryAgent:
             for call in calls:
                 query = str(call.arguments.get("query") or "").strip() or question
                 queries.append(query)
-                found = self.retrieve(query, policy)
+                found = self.candidates_for(query, policy)
                 screened, decisions = self.screen(question, found, query, policy)
                 gate_log += decisions
                 kept, cut = select(screened, self._policy_for(query, policy))

@@ -62,7 +62,7 @@ from .embeddings import l2_normalise
 from .labelled import DATA_FILE as DATA_FILE  # re-exported: the labelled set moved to labelled.py
 from .labelled import DATA_PACKAGE as DATA_PACKAGE
 from .labelled import KINDS, LANGUAGES, LabelledSet, load_labelled
-from .labelled import Memory as Memory
+from .labelled import LabelledMemory as LabelledMemory
 from .labelled import Query as Query
 from .labelled import content_tokens as content_tokens
 from .labelled import lexical_overlap as lexical_overlap

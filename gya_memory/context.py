@@ -28,13 +28,12 @@ from typing import Any, Literal, Protocol
 from . import payload
 from .checks import check_count, check_finite
 from .fence import neutralise
-from .text import language_of
+from .text import Message, language_of
 
 Placement = Literal["system", "user", "block"]
 Order = Literal["best_first", "edges"]
 NoHit = Literal["say_so", "omit"]
 Conflicts = Literal["newest_wins", "show_both"]
-Message = dict[str, str]
 
 OPEN, CLOSE = "<memories>", "</memories>"
 

@@ -34,7 +34,7 @@ KINDS = ("article", "paraphrase", "rare-token", "no-answer")
 
 # -- the labelled set -------------------------------------------------------------------
 @dataclass(frozen=True)
-class Memory:
+class LabelledMemory:
     """One stored memory of one user."""
 
     id: str
@@ -64,7 +64,7 @@ class Query:
 class LabelledSet:
     """Memories and labelled queries, checked for consistency when built."""
 
-    memories: tuple[Memory, ...]
+    memories: tuple[LabelledMemory, ...]
     queries: tuple[Query, ...]
     version: int = 1
 
@@ -99,10 +99,10 @@ class LabelledSet:
     def no_answer(self) -> tuple[Query, ...]:
         return tuple(q for q in self.queries if not q.answerable)
 
-    def memories_of(self, user: str) -> tuple[Memory, ...]:
+    def memories_of(self, user: str) -> tuple[LabelledMemory, ...]:
         return tuple(m for m in self.memories if m.user == user)
 
-    def memory(self, memory_id: str) -> Memory:
+    def memory(self, memory_id: str) -> LabelledMemory:
         for m in self.memories:
             if m.id == memory_id:
                 return m
@@ -111,7 +111,7 @@ class LabelledSet:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LabelledSet:
         memories = tuple(
-            Memory(m["id"], m["user"], m["session"], m["lang"], m["text"])
+            LabelledMemory(m["id"], m["user"], m["session"], m["lang"], m["text"])
             for m in data["memories"]
         )
         queries = tuple(

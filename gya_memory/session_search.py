@@ -1,4 +1,4 @@
-"""What session search is made of: the stored values (:class:`Message`, :class:`SearchHit`,
+"""What session search is made of: the stored values (:class:`SessionMessage`, :class:`SearchHit`,
 :class:`SessionInfo`), the FTS5 trigram check, and turning a query into safe FTS5 terms
 and snippets. :mod:`gya_memory.sessions` holds the store itself.
 """
@@ -51,7 +51,7 @@ class FTS5Unavailable(RuntimeError, GyaMemoryError):
 
 
 @dataclass(frozen=True)
-class Message:
+class SessionMessage:
     """One stored message, exactly as it was said."""
 
     id: int
@@ -76,11 +76,11 @@ class SearchHit:
     ``context`` messages of the same session, in order.
     """
 
-    message: Message
+    message: SessionMessage
     snippet: str
     score: float
-    before: list[Message] = field(default_factory=list)
-    after: list[Message] = field(default_factory=list)
+    before: list[SessionMessage] = field(default_factory=list)
+    after: list[SessionMessage] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:

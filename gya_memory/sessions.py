@@ -71,7 +71,7 @@ from .text import ROLES as ROLES  # re-exported
 from .session_search import (
     MAX_CONTEXT,
     MAX_LIMIT,
-    Message,
+    SessionMessage,
     SNIPPET_CLOSE,
     SNIPPET_ELLIPSIS,
     SNIPPET_OPEN,
@@ -204,7 +204,7 @@ class SessionStore(SQLiteStore):
         return checked
 
     def _insert(self, conn: sqlite3.Connection, session_id: str,
-                checked: Sequence[tuple[str, str]]) -> list[Message]:
+                checked: Sequence[tuple[str, str]]) -> list[SessionMessage]:
         """Append checked messages to a session; the caller holds the write transaction."""
         (last,) = conn.execute(
             "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE user_id = ? AND session_id = ?",
@@ -219,15 +219,15 @@ class SessionStore(SQLiteStore):
                 (self.user_id, session_id, seq, role, content, created_at),
             )
             assert cur.lastrowid is not None
-            stored.append(Message(cur.lastrowid, self.user_id, session_id, seq, role, content,
+            stored.append(SessionMessage(cur.lastrowid, self.user_id, session_id, seq, role, content,
                                   created_at))
         return stored
 
-    def add_message(self, session_id: str, role: str, content: str) -> Message:
+    def add_message(self, session_id: str, role: str, content: str) -> SessionMessage:
         """Append one message to a session (a new session starts at its first message)."""
         return self.add_session(session_id, [{"role": role, "content": content}])[0]
 
-    def add_session(self, session_id: str, messages: Iterable[Mapping[str, str]]) -> list[Message]:
+    def add_session(self, session_id: str, messages: Iterable[Mapping[str, str]]) -> list[SessionMessage]:
         """Append ``[{"role": ..., "content": ...}, ...]`` to a session in one transaction.
 
         Roles are system, user, assistant and tool. Every message is checked first: one
@@ -239,14 +239,14 @@ class SessionStore(SQLiteStore):
             return self._insert(conn, session_id, checked)
 
     # -- reading ----------------------------------------------------------------------
-    def session(self, session_id: str) -> list[Message]:
+    def session(self, session_id: str) -> list[SessionMessage]:
         """The raw transcript of one session, in order. An unknown session is an error."""
         session_id = self._known_session(session_id)
         rows = self.conn.execute(
             f"SELECT {_COLUMNS} FROM messages WHERE user_id = ? AND session_id = ? ORDER BY seq",
             (self.user_id, session_id),
         )
-        return [Message(*row) for row in rows]
+        return [SessionMessage(*row) for row in rows]
 
     def sessions(self) -> list[SessionInfo]:
         """Each session of this user, in the order they started."""
@@ -293,7 +293,7 @@ class SessionStore(SQLiteStore):
             where.append("m.content LIKE ? ESCAPE '\\'")
             params.append(f"%{escape_like(term)}%")
 
-        hits: list[tuple[Message, str, float]] = []
+        hits: list[tuple[SessionMessage, str, float]] = []
         if long_terms:
             match = " ".join(fts_phrase(t) for t in long_terms)
             # CROSS JOIN keeps FTS5 as the outer loop: one MATCH, then a rowid lookup
@@ -306,7 +306,7 @@ class SessionStore(SQLiteStore):
                 (match, *params, limit),
             ).fetchall()
             for *cols, rank in rows:
-                msg = Message(*cols)
+                msg = SessionMessage(*cols)
                 (snippet,) = self.conn.execute(
                     "SELECT snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts"
                     " WHERE messages_fts MATCH ? AND rowid = ?",
@@ -321,11 +321,11 @@ class SessionStore(SQLiteStore):
                 f" WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?",
                 (*params, limit),
             ).fetchall()
-            hits = [(Message(*row), like_snippet(row[5], short_terms), 0.0) for row in rows]
+            hits = [(SessionMessage(*row), like_snippet(row[5], short_terms), 0.0) for row in rows]
         return [SearchHit(msg, snippet, score, *self._around(msg, context))
                 for msg, snippet, score in hits]
 
-    def _around(self, msg: Message, context: int) -> tuple[list[Message], list[Message]]:
+    def _around(self, msg: SessionMessage, context: int) -> tuple[list[SessionMessage], list[SessionMessage]]:
         if context == 0:
             return [], []
         key = (self.user_id, msg.session_id, msg.seq, context)
@@ -337,7 +337,7 @@ class SessionStore(SQLiteStore):
             f"SELECT {_COLUMNS} FROM messages WHERE user_id = ? AND session_id = ? AND seq > ?"
             " ORDER BY seq LIMIT ?", key,
         ).fetchall()
-        return [Message(*r) for r in reversed(before)], [Message(*r) for r in after]
+        return [SessionMessage(*r) for r in reversed(before)], [SessionMessage(*r) for r in after]
 
     # -- forgetting ---------------------------------------------------------------------
     def forget(self, *, session_id: str | None = None, everything: bool = False) -> int:

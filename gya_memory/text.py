@@ -43,6 +43,9 @@ Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 """The roles of a chat message, in the order a transcript shows them."""
 
+Message = dict[str, str]
+"""One chat message as the model reads it: ``{"role": ..., "content": ...}``."""
+
 
 # -- stop words ---------------------------------------------------------------------------
 # Chosen on the labelled set in gya_memory/data (they cut false matches on questions that

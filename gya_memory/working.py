@@ -21,9 +21,9 @@ from .checks import check_count, check_text
 from .errors import GyaMemoryError
 from .text import CJK_PUNCT, HAN
 from .text import ROLES as ROLES  # re-exported
+from .text import Message as Message  # re-exported
 from .text import Role as Role
 
-Message = dict[str, str]
 MAX_CONTENT_CHARS = 10_000_000
 
 _CJK = HAN + CJK_PUNCT

@@ -16,7 +16,7 @@ import pytest
 from gya_memory import calibration as cal
 from gya_memory.calibration import (
     LabelledSet,
-    Memory,
+    LabelledMemory,
     Query,
     choose_threshold,
     content_tokens,
@@ -116,7 +116,7 @@ def test_load_from_a_path_gives_the_same_set(labelled: LabelledSet, tmp_path) ->
 
 
 def test_inconsistent_sets_are_refused() -> None:
-    mems = (Memory("m1", "a", "s1", "en", "x"), Memory("m2", "b", "s1", "en", "y"))
+    mems = (LabelledMemory("m1", "a", "s1", "en", "x"), LabelledMemory("m2", "b", "s1", "en", "y"))
     with pytest.raises(ValueError, match="belongs to 'b'"):
         LabelledSet(mems, (Query("q1", "a", "en", "paraphrase", "?", ("m2",)),))
     with pytest.raises(ValueError, match="does not exist"):
@@ -136,12 +136,12 @@ def test_lexical_overlap() -> None:
 # -- the maths on a tiny hand-made ranker -------------------------------------------------
 TINY = LabelledSet(
     memories=(
-        Memory("a1", "A", "s1", "zh", "一"),
-        Memory("a2", "A", "s1", "zh", "二"),
-        Memory("a3", "A", "s2", "zh", "三"),
-        Memory("a4", "A", "s2", "zh", "四"),
-        Memory("b1", "B", "s1", "en", "one"),
-        Memory("b2", "B", "s1", "en", "two"),
+        LabelledMemory("a1", "A", "s1", "zh", "一"),
+        LabelledMemory("a2", "A", "s1", "zh", "二"),
+        LabelledMemory("a3", "A", "s2", "zh", "三"),
+        LabelledMemory("a4", "A", "s2", "zh", "四"),
+        LabelledMemory("b1", "B", "s1", "en", "one"),
+        LabelledMemory("b2", "B", "s1", "en", "two"),
     ),
     queries=(
         Query("qa1", "A", "zh", "paraphrase", "问一", ("a1",)),

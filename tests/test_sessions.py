@@ -22,7 +22,7 @@ from gya_memory.sessions import (
     SNIPPET_ELLIPSIS,
     SNIPPET_OPEN,
     FTS5Unavailable,
-    Message,
+    SessionMessage,
     SearchHit,
     SessionInfo,
     SessionStore,
@@ -264,7 +264,7 @@ def test_sessions_and_transcripts(store: SessionStore) -> None:
     transcript = store.session("session-A")
     assert [(m.seq, m.role, m.content) for m in transcript] == [
         (i, msg["role"], msg["content"]) for i, msg in enumerate(SESSION_A, start=1)]
-    assert all(isinstance(m, Message) and m.user_id == USER for m in transcript)
+    assert all(isinstance(m, SessionMessage) and m.user_id == USER for m in transcript)
     # Adding to an existing session appends to it.
     (m,) = store.add_session("session-A", [{"role": "user", "content": "再问一句"}])
     assert (m.seq, m.session_id) == (6, "session-A")

@@ -47,8 +47,8 @@ from .base import (
     Embedder,
     EmbeddingUnavailable,
     Fingerprint,
-    check_text,
-    check_texts,
+    check_input,
+    check_inputs,
     l2_normalise,
 )
 from .http import OllamaEmbedder, OpenAIEmbedder
@@ -70,7 +70,7 @@ __all__ = [
     "BATCH_SIZE", "DEFAULT_MIN_SCORE", "DEFAULT_OLLAMA_URL", "DEFAULT_TIMEOUT_S", "KNOWN_DIMS",
     "LOCAL_E5_NAME", "MIN_SCORE_BY_LANGUAGE", "TFIDF_DIM", "TFIDF_NAME", "UNKNOWN_MIN_SCORE",
     "Embedder", "EmbeddingUnavailable", "Fingerprint", "LocalE5Embedder", "OllamaEmbedder",
-    "OpenAIEmbedder", "TFIDFEmbedder", "check_text", "check_texts", "fallback_embedder",
+    "OpenAIEmbedder", "TFIDFEmbedder", "check_input", "check_inputs", "fallback_embedder",
     "get_embedder", "l2_normalise", "language_of", "min_score_for",
 ]
 

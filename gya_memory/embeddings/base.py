@@ -57,7 +57,7 @@ class Fingerprint:
 
 
 # -- input checks and output normalisation ----------------------------------------------
-def check_text(text: object, what: str = "text") -> str:
+def check_input(text: object, what: str = "text") -> str:
     """A non-empty ``str`` that can be sent as UTF-8; otherwise a ValueError naming ``what``."""
     if not isinstance(text, str):
         raise ValueError(f"{what} must be a string, got {type(text).__name__}: {text!r}")
@@ -74,13 +74,13 @@ def check_text(text: object, what: str = "text") -> str:
     return text
 
 
-def check_texts(texts: object) -> list[str]:
+def check_inputs(texts: object) -> list[str]:
     """A list (or tuple) of non-empty strings; a ValueError names the first bad item."""
     if isinstance(texts, str):
         raise ValueError("texts must be a list of strings, not one string; wrap it: [text]")
     if not isinstance(texts, (list, tuple)):
         raise ValueError(f"texts must be a list of strings, got {type(texts).__name__}")
-    return [check_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
+    return [check_input(t, f"texts[{i}]") for i, t in enumerate(texts)]
 
 
 def l2_normalise(matrix: np.ndarray, *, source: str = "embedder") -> np.ndarray:
@@ -130,14 +130,14 @@ class Embedder(ABC):
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32, unit rows. For what is stored (e5: ``passage: ``)."""
-        checked = check_texts(texts)
+        checked = check_inputs(texts)
         if not checked:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._finish(self._embed(checked, query=False), len(checked))
 
     def embed_query(self, text: str) -> np.ndarray:
         """``(dim,)`` float32, unit length. For what is asked (e5: ``query: ``)."""
-        checked = check_text(text)
+        checked = check_input(text)
         return self._finish(self._embed([checked], query=True), 1)[0]
 
     def check(self) -> None:

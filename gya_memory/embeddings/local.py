@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .thresholds import LOCAL_E5_NAME
-from .base import Embedder, check_text
+from .base import Embedder, check_input
 
 
 def _batch_size() -> int:
@@ -69,4 +69,4 @@ class LocalE5Embedder(Embedder):
 
     def token_count(self, text: str, *, query: bool = False) -> int:
         """Tokens the model reads for ``text`` (with its prefix); over 512 is windowed."""
-        return int(self._model.token_count(check_text(text), bool(query)))
+        return int(self._model.token_count(check_input(text), bool(query)))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..text import HAN
 from .thresholds import TFIDF_DIM, TFIDF_NAME
-from .base import Embedder, check_text
+from .base import Embedder, check_input
 
 
 
@@ -161,7 +161,7 @@ class TFIDFEmbedder(Embedder):
 
     def features(self, text: str) -> list[str]:
         """The n-gram features of ``text`` (for teaching: what the vector is made of)."""
-        return [f.split(":", 1)[1].replace("\x1f", " ") for f in _ngram_features(check_text(text))]
+        return [f.split(":", 1)[1].replace("\x1f", " ") for f in _ngram_features(check_input(text))]
 
 
 def fallback_embedder() -> Embedder:
