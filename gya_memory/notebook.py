@@ -1,4 +1,9 @@
-"""Display helpers for the notebooks: model text in guillemets, tables that read left to right.
+"""Display helpers for the notebooks: model text in guillemets, tables that read left to right,
+lines that fit, and the CJK font for figures.
+
+matplotlib does not know mplfonts' font files until they are registered (``mplfonts init``
+would write into site-packages), so :func:`use_cjk_font` registers the shipped Noto Sans CJK
+file and puts it first in the sans-serif list: no boxes, no missing-glyph warnings.
 
 JupyterLab right-aligns every table cell with its own CSS. That suits numbers and ruins
 sentences, Chinese ones most of all. ``table()`` writes the alignment into each cell, which
@@ -15,13 +20,17 @@ from __future__ import annotations
 
 import html
 import unicodedata
+from functools import lru_cache
+from pathlib import Path
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .checks import is_number
 
-__all__ = ["quote", "table", "Table", "wrap", "show"]
+__all__ = ["quote", "table", "Table", "wrap", "show", "shorten", "width", "use_cjk_font"]
+
+CJK_FONT_FILE = "NotoSansCJKsc-Regular.otf"
 
 
 def quote(text: str) -> str:
@@ -137,3 +146,44 @@ def table(data: Any, columns: Sequence[str] | None = None, *, digits: int = 3) -
     if any(len(r) != len(columns) for r in rows):
         raise ValueError(f"table(): every row needs {len(columns)} values, one per column")
     return Table(tuple(columns), rows, digits)
+
+
+def shorten(text: str, columns: int = 28) -> str:
+    """``text`` on one line, cut to ``columns`` display columns with a trailing "…".
+
+    A Chinese character takes two columns, so the cut labels have about the same length on
+    screen whatever their language.
+
+    >>> shorten("用户的博客主要写 AI Agent 的工程实践", 20)
+    '用户的博客主要写 AI…'
+    >>> shorten("short")
+    'short'
+    """
+    text = " ".join(str(text).split())
+    if width(text) <= columns:
+        return text
+    out, used = [], 1  # one column is kept for the ellipsis
+    for ch in text:
+        used += width(ch)
+        if used > columns:
+            break
+        out.append(ch)
+    return "".join(out).rstrip() + "…"
+
+
+@lru_cache(maxsize=1)
+def use_cjk_font() -> str:
+    """Register mplfonts' CJK font with matplotlib, make it the default, return its name."""
+    import matplotlib as mpl
+    import mplfonts
+    from matplotlib import font_manager
+
+    path = Path(mplfonts.__file__).parent / "fonts" / CJK_FONT_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"mplfonts does not ship {CJK_FONT_FILE}; reinstall requirements.txt")
+    font_manager.fontManager.addfont(str(path))
+    name = font_manager.FontProperties(fname=str(path)).get_name()
+    mpl.rcParams["font.family"] = "sans-serif"
+    mpl.rcParams["font.sans-serif"] = [name, *mpl.rcParams["font.sans-serif"]]
+    mpl.rcParams["axes.unicode_minus"] = False  # the CJK font has no U+2212 minus sign
+    return name

@@ -1,8 +1,6 @@
 """Plots for the notebooks. Chinese labels render with the CJK font that mplfonts ships.
 
-matplotlib does not know mplfonts' font files until they are registered (``mplfonts init``
-would write into site-packages), so :func:`use_cjk_font` registers the shipped Noto Sans CJK
-file and puts it first in the sans-serif list: no boxes, no missing-glyph warnings.
+:func:`gya_memory.notebook.use_cjk_font` (re-exported here) registers the CJK font first.
 
 Three figures explain a similarity threshold (相似度阈值) such as ``min_score``:
 
@@ -27,18 +25,17 @@ from __future__ import annotations
 
 import math
 import sys
-import unicodedata
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from .notebook import shorten as shorten  # re-exported
+from .notebook import use_cjk_font as use_cjk_font  # re-exported
+from .notebook import width
 
 if TYPE_CHECKING:  # only for type checkers: importing matplotlib at runtime is deferred
     import numpy as np
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-CJK_FONT_FILE = "NotoSansCJKsc-Regular.otf"
 
 COLORS: dict[str, str] = {
     "hit": "#2a9d57",        # green: at or above the threshold, returned
@@ -56,24 +53,6 @@ LABEL_WIDTH = 28
 _FONT_SIZE = 9
 
 
-@lru_cache(maxsize=1)
-def use_cjk_font() -> str:
-    """Register mplfonts' CJK font with matplotlib, make it the default, return its name."""
-    import matplotlib as mpl
-    import mplfonts
-    from matplotlib import font_manager
-
-    path = Path(mplfonts.__file__).parent / "fonts" / CJK_FONT_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"mplfonts does not ship {CJK_FONT_FILE}; reinstall requirements.txt")
-    font_manager.fontManager.addfont(str(path))
-    name = font_manager.FontProperties(fname=str(path)).get_name()
-    mpl.rcParams["font.family"] = "sans-serif"
-    mpl.rcParams["font.sans-serif"] = [name, *mpl.rcParams["font.sans-serif"]]
-    mpl.rcParams["axes.unicode_minus"] = False  # the CJK font has no U+2212 minus sign
-    return name
-
-
 # -- helpers ----------------------------------------------------------------------------
 class ScoredText(Protocol):
     """Anything with ``text`` and ``score``, e.g. a :class:`gya_memory.semantic.Hit`."""
@@ -82,63 +61,36 @@ class ScoredText(Protocol):
     score: float
 
 
-def _display_width(ch: str) -> int:
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-def shorten(text: str, width: int = LABEL_WIDTH) -> str:
-    """``text`` on one line, cut to ``width`` display columns with a trailing "…".
-
-    A Chinese character takes two columns, so the cut labels have about the same length on
-    screen whatever their language.
-
-    >>> shorten("用户的博客主要写 AI Agent 的工程实践", 20)
-    '用户的博客主要写 AI…'
-    >>> shorten("short")
-    'short'
-    """
-    text = " ".join(str(text).split())
-    if sum(map(_display_width, text)) <= width:
-        return text
-    out, used = [], 1  # one column is kept for the ellipsis
-    for ch in text:
-        used += _display_width(ch)
-        if used > width:
-            break
-        out.append(ch)
-    return "".join(out).rstrip() + "…"
-
-
-def wrap(text: str, width: int = LABEL_WIDTH, lines: int = 2) -> str:
-    """``text`` over at most ``lines`` lines of ``width`` display columns, "…" if cut.
+def wrap_label(text: str, columns: int = LABEL_WIDTH, lines: int = 2) -> str:
+    """``text`` over at most ``lines`` lines of ``columns`` display columns, "…" if cut.
 
     Long labels (a whole question) stay readable instead of losing their end.
 
-    >>> wrap("What does the user want to give up?", 24)
+    >>> wrap_label("What does the user want to give up?", 24)
     'What does the user want\\nto give up?'
-    >>> wrap("我最近饮食上有什么要注意的吗？", 20)
+    >>> wrap_label("我最近饮食上有什么要注意的吗？", 20)
     '我最近饮食上有什么要\\n注意的吗？'
     """
     words = " ".join(str(text).split())
     out: list[str] = []
     rest = words
     while rest and len(out) < lines:
-        if sum(map(_display_width, rest)) <= width:
+        if width(rest) <= columns:
             out.append(rest)
             rest = ""
             break
         if len(out) == lines - 1:  # the last line: cut it
-            out.append(shorten(rest, width))
+            out.append(shorten(rest, columns))
             rest = ""
             break
         used, cut = 0, 0
         for k, ch in enumerate(rest):
-            used += _display_width(ch)
-            if used > width:
+            used += width(ch)
+            if used > columns:
                 break
             cut = k + 1
         space = rest.rfind(" ", 0, cut + 1)
-        if space > 0 and not any(_display_width(c) == 2 for c in rest[space:cut]):
+        if space > 0 and not any(width(c) == 2 for c in rest[space:cut]):
             cut = space  # break at a space when the line ends inside a word
         out.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()
@@ -339,7 +291,7 @@ def score_heatmap(
 
     ax.set_xticks(range(cols), [shorten(m, 20) for m in memories],
                   rotation=30, ha="right", rotation_mode="anchor")
-    ax.set_yticks(range(rows), [wrap(q, 24) for q in queries])  # two lines, not cut short
+    ax.set_yticks(range(rows), [wrap_label(q, 24) for q in queries])  # two lines, not cut short
     ax.set_xticks(np.arange(cols + 1) - 0.5, minor=True)
     ax.set_yticks(np.arange(rows + 1) - 0.5, minor=True)
     ax.grid(which="minor", color="white", lw=1.5)
