@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
+from .verdict import call as _call
 
-UNANSWERED = "not answered yet: replace ... with your answer"
 
 # The scripted conversation of notebook 01, section 6, and the question asked after it.
 SYSTEM_ZH = "你是一个简洁的助手，用一两句话回答。"
@@ -18,11 +17,6 @@ HISTORY_ZH = [("user", "你好，我叫张三。"), ("assistant", "你好，张�
 QUESTION_ZH = "我叫什么名字？"
 
 
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as exc:  # the learner's code: report, don't crash
-        return None, f"calling it with {args!r:.120} raised {type(exc).__name__}: {exc}"
 
 
 def _messages_problem(result: Any) -> str | None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
 
-UNANSWERED = "not answered yet: replace ... with your answer"
 LAYERS = ("working", "episodic", "semantic", "procedural")
 
 # item -> (layer, why), for exercise 02.1

@@ -6,9 +6,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
 
-UNANSWERED = "not answered yet: replace ... with your answer"
 
 ARTICLE_TABLE = """CREATE TABLE facts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

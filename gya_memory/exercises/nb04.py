@@ -7,16 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
+from .verdict import call as _call
 
-NOT_ANSWERED = "not answered yet: replace ... with your answer"
 
 
-def _call(name: str, fn: Any, *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as exc:  # the learner's code: report what went wrong, don't crash
-        return None, f"{name} raised {type(exc).__name__}: {exc}"
 
 
 def _vectors(seed: int, n: int, dim: int = 8, unit: bool = False) -> np.ndarray:
@@ -30,7 +25,7 @@ def _vectors(seed: int, n: int, dim: int = 8, unit: bool = False) -> np.ndarray:
 def exercise_04_1(answer: Any) -> Verdict:
     """``answer`` is a function ``cosine(a, b) -> float``."""
     if unanswered(answer):
-        return verdict("04.1", [NOT_ANSWERED + " (answer = cosine)"])
+        return verdict("04.1", [UNANSWERED + " (answer = cosine)"])
     if not callable(answer):
         return verdict("04.1", [f"answer should be your function cosine, got {type(answer).__name__}"])
     problems = []
@@ -44,7 +39,7 @@ def exercise_04_1(answer: Any) -> Verdict:
     ]
     for label, x, y in cases:
         want = float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
-        got, error = _call("cosine", answer, x, y)
+        got, error = _call(answer, x, y)
         if error:
             return verdict("04.1", [f"{label}: {error}"])
         try:
@@ -70,7 +65,7 @@ def exercise_04_2(answer: Any) -> Verdict:
     """``answer`` is a function ``top_k(query, matrix, k, min_score=None)`` returning
     ``(row index, score)`` pairs, best first."""
     if unanswered(answer):
-        return verdict("04.2", [NOT_ANSWERED + " (answer = top_k)"])
+        return verdict("04.2", [UNANSWERED + " (answer = top_k)"])
     if not callable(answer):
         return verdict("04.2", [f"answer should be your function top_k, got {type(answer).__name__}"])
     matrix = _vectors(2, 12, unit=True)
@@ -87,7 +82,7 @@ def exercise_04_2(answer: Any) -> Verdict:
     problems = []
     for label, args, min_score in cases:
         want = _reference_top_k(query, matrix, args[2], min_score)
-        got, error = _call("top_k", answer, *args)
+        got, error = _call(answer, *args)
         if error:
             return verdict("04.2", [f"{label}: {error}"])
         try:
@@ -108,7 +103,7 @@ def exercise_04_3(answer: Any) -> Verdict:
     """``answer`` is a function ``separable(right, wrong) -> bool``: is there a threshold
     that keeps every ``right`` score (score >= t) and drops every ``wrong`` one (score < t)?"""
     if unanswered(answer):
-        return verdict("04.3", [NOT_ANSWERED + " (answer = separable)"])
+        return verdict("04.3", [UNANSWERED + " (answer = separable)"])
     if not callable(answer):
         return verdict("04.3", [f"answer should be your function separable, got {type(answer).__name__}"])
     cases = [
@@ -120,7 +115,7 @@ def exercise_04_3(answer: Any) -> Verdict:
     ]
     problems = []
     for label, right, wrong, want in cases:
-        got, error = _call("separable", answer, list(right), list(wrong))
+        got, error = _call(answer, list(right), list(wrong))
         if error:
             return verdict("04.3", [f"{label}: {error}"])
         if not isinstance(got, (bool, np.bool_)):

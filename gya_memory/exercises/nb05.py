@@ -5,25 +5,19 @@ Each check calls the learner's answer on its own inputs and says what is still w
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
+from .verdict import call as _call
 
 OPEN, CLOSE = "<memories>", "</memories>"
-NOT_ANSWERED = "not answered yet: replace ... with your answer"
 
 QUESTION = "我最近饮食上有什么要注意的吗？"
 COFFEE = "最近在戒咖啡，想少喝一点"
 JOB = "用户是一名后端工程师"
 
 
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as exc:  # the learner's code: report, don't crash the check
-        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _short(args: Any) -> str:
@@ -70,7 +64,7 @@ def _question_last(messages: list[dict[str, str]], question: str, case: str) -> 
 
 def exercise_05_1(answer: Any) -> Verdict:
     if unanswered(answer):
-        return verdict("05.1", [NOT_ANSWERED])
+        return verdict("05.1", [UNANSWERED])
     if not callable(answer):
         return verdict("05.1", ["pass your function itself: check.exercise_05_1(build_messages)"])
     problems: list[str] = []
@@ -153,7 +147,7 @@ _SELECT_CASES = [
 
 def exercise_05_2(answer: Any) -> Verdict:
     if unanswered(answer):
-        return verdict("05.2", [NOT_ANSWERED])
+        return verdict("05.2", [UNANSWERED])
     if not callable(answer):
         return verdict("05.2", ["pass your function itself: check.exercise_05_2(select_memories)"])
     problems: list[str] = []
@@ -213,7 +207,7 @@ _CITY = [_Hit(f"c{i}", s, t) for i, (s, t) in enumerate([
 
 def exercise_05_3(answer: Any) -> Verdict:
     if unanswered(answer):
-        return verdict("05.3", [NOT_ANSWERED])
+        return verdict("05.3", [UNANSWERED])
     from ..context import Policy, select
 
     if not isinstance(answer, Policy):
@@ -257,7 +251,7 @@ def _reference_newest(memories: list[dict[str, Any]]) -> list[str]:
 
 def exercise_05_4(answer: Any) -> Verdict:
     if unanswered(answer):
-        return verdict("05.4", [NOT_ANSWERED])
+        return verdict("05.4", [UNANSWERED])
     if not callable(answer):
         return verdict("05.4", ["pass your function itself: check.exercise_05_4(newest_wins)"])
     cases = [("the six memories", _CONFLICT_CASE), ("an empty list", []),

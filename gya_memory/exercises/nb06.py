@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
+from .verdict import call as _call
 
-_TODO = "not answered yet: replace ... with your answer"
 
 
-def _call(fn: Any, *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as exc:  # the learner's code: report, don't crash the check
-        return None, f"your function raised {type(exc).__name__}: {exc}"
 
 
 def exercise_06_1(answer: Any) -> Verdict:
     """``reach_judge(scores, floor, top_k)``: the memories the gate sends to the judge."""
     if unanswered(answer):
-        return verdict("06.1", [_TODO])
+        return verdict("06.1", [UNANSWERED])
     if not callable(answer):
         return verdict("06.1", ["answer with a function: reach_judge(scores, floor, top_k)"])
     cases = [
@@ -52,7 +47,7 @@ _FACTS = {"用户叫张三": ["张三"], "最近在戒咖啡，想少喝一点":
 def exercise_06_2(answer: Any) -> Verdict:
     """``classify(answer, placed, facts)``: the keyword rule behind check_grounding."""
     if unanswered(answer):
-        return verdict("06.2", [_TODO])
+        return verdict("06.2", [UNANSWERED])
     if not callable(answer):
         return verdict("06.2", ["answer with a function: classify(answer, placed, facts)"])
     cases = [
@@ -87,7 +82,7 @@ def exercise_06_2(answer: Any) -> Verdict:
 def exercise_06_3(answer: Any) -> Verdict:
     """With ``placement="system"``, the index of the message that holds the memory block."""
     if unanswered(answer):
-        return verdict("06.3", [_TODO])
+        return verdict("06.3", [UNANSWERED])
     if answer == 1:
         return verdict("06.3", ["message 1 is the user message: that is the default, "
                                 "placement='user'. Read placed[0].message_index with 'system'"])
@@ -103,7 +98,7 @@ _CONDITIONS = ("① with memory", "② no memory", "③ nothing answers it")
 def exercise_06_4(answer: Any) -> Verdict:
     """Which condition's messages equal a no-hit turn under ``no_hit="omit"``."""
     if unanswered(answer):
-        return verdict("06.4", [_TODO])
+        return verdict("06.4", [UNANSWERED])
     if answer not in _CONDITIONS:
         return verdict("06.4", [f"answer with one of {list(_CONDITIONS)}"])
     if answer == "① with memory":

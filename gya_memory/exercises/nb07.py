@@ -5,23 +5,18 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
+from .verdict import call as _call
 
-_TODO = "not answered yet: replace ... with your answer"
 DELIMITER = "\n§\n"  # gya_memory.curated.ENTRY_DELIMITER
 
 
-def _call(fn: Any, *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as exc:
-        return None, f"your function raised {type(exc).__name__}: {exc}"
 
 
 def exercise_07_1(answer: Any) -> Verdict:
     """``room(entries, cap)``: the longest new entry that still fits in the file."""
     if unanswered(answer):
-        return verdict("07.1", [_TODO])
+        return verdict("07.1", [UNANSWERED])
     if not callable(answer):
         return verdict("07.1", ["answer with a function: room(entries, cap)"])
     cases = [
@@ -47,7 +42,7 @@ def exercise_07_1(answer: Any) -> Verdict:
 def exercise_07_2(answer: Any) -> Verdict:
     """A CREATE VIRTUAL TABLE statement for ``notes(content)`` that finds 戒咖啡 in a sentence."""
     if unanswered(answer):
-        return verdict("07.2", [_TODO])
+        return verdict("07.2", [UNANSWERED])
     if not isinstance(answer, str):
         return verdict("07.2", ["answer with the SQL statement as a string"])
     db = sqlite3.connect(":memory:")
@@ -80,7 +75,7 @@ def _scan():
 def exercise_07_3(answer: Any) -> Verdict:
     """``guarded(entries)``: flagged entries become a [BLOCKED…] placeholder, the rest stay."""
     if unanswered(answer):
-        return verdict("07.3", [_TODO])
+        return verdict("07.3", [UNANSWERED])
     if not callable(answer):
         return verdict("07.3", ["answer with a function: guarded(entries)"])
     scan = _scan()
@@ -123,7 +118,7 @@ _PLACES = ("USER.md", "MEMORY.md", "session search", "skip")
 def exercise_07_4(answer: Any) -> Verdict:
     """Where each item lives: USER.md, MEMORY.md, session search, or skip."""
     if unanswered(answer):
-        return verdict("07.4", [_TODO])
+        return verdict("07.4", [UNANSWERED])
     if not isinstance(answer, dict):
         return verdict("07.4", ["answer with a dict: item → one of " + ", ".join(_PLACES)])
     problems = []

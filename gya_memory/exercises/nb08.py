@@ -6,20 +6,14 @@ from __future__ import annotations
 import inspect
 import tempfile
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
+from .verdict import call as _call
 
-UNANSWERED = "not answered yet: replace ... with your answer"
 
 
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as exc:  # the learner's code: report, don't crash
-        return None, f"calling it with {args!r:.100} raised {type(exc).__name__}: {exc}"
 
 
 def exercise_08_1(answer: Any) -> Verdict:

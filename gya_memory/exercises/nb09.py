@@ -4,12 +4,11 @@ model, no stored results (so they hold whatever a new benchmark run measures).""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-from .verdict import Verdict, unanswered, verdict
+from .verdict import UNANSWERED, Verdict, unanswered, verdict
+from .verdict import call as _call
 
-UNANSWERED = "not answered yet: replace ... with your answer"
 
 # Four questions: (the memory ids ranked best first, the relevant ids). The relevant memory
 # is 1st, 2nd, 4th, and missing (the user's store was empty). The fifth has two relevant ids.
@@ -22,11 +21,6 @@ CASES = [
 ]
 
 
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as exc:  # the learner's code: report, don't crash
-        return None, f"calling it with {args!r:.140} raised {type(exc).__name__}: {exc}"
 
 
 def _number(value: Any) -> bool:

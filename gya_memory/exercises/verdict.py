@@ -34,3 +34,16 @@ def unanswered(answer: Any) -> bool:
 def verdict(exercise: str, problems: list[str], success: str = "") -> Verdict:
     """Build the result of a check, e.g. ``verdict("03.1", problems, "all three queries work")``."""
     return Verdict(exercise, list(problems), success)
+
+
+UNANSWERED = "not answered yet: replace ... with your answer"
+"""The problem a check reports while the notebook still holds the placeholder."""
+
+
+def call(fn: Any, *args: Any) -> tuple[Any, str | None]:
+    """Run the learner's function: ``(result, None)``, or ``(None, what went wrong)``.
+    A check reports an exception in the learner's code instead of crashing with it."""
+    try:
+        return fn(*args), None
+    except Exception as exc:  # noqa: BLE001  (the learner's code: report, don't crash)
+        return None, f"calling it with {args!r:.120} raised {type(exc).__name__}: {exc}"
