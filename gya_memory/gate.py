@@ -142,7 +142,8 @@ set or the calibration set."""
 
 def judge_messages(question: str, fact: str) -> list[dict[str, str]]:
     """The judge's prompt. The question comes before the fact, so the judgements of one
-    question share their prefix (a server with a prompt cache reads it once)."""
+    question share their prefix (a server with a prompt cache reads it once; the local
+    model keeps the judge in a llama.cpp slot of its own, so answers don't evict it)."""
     flat = " ".join(fact.split())
     return [{"role": "system", "content": JUDGE_SYSTEM},
             {"role": "user", "content": f"Question: {' '.join(question.split())} Fact: {flat} ->"}]

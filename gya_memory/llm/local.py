@@ -117,6 +117,9 @@ def _quiet_stderr() -> Iterator[list[str]]:
             captured.append(sink.read().decode("utf-8", "replace"))
 
 
+ANSWER_SLOT, JUDGE_SLOT = 0, 1  # llama.cpp slots: see _Engine
+
+
 class _Engine:
     """One loaded model: an ``xllamacpp.Server`` running in this process."""
 
@@ -146,8 +149,10 @@ class _Engine:
             raise LLMUnavailable(f"{path} is not a GGUF model file")
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
-        params.n_ctx = n_ctx
-        params.n_parallel = 1
+        # Two slots of n_ctx tokens each: answers use slot 0, the relevance judge slot 1, so
+        # an answer never evicts the judge's long instructions from the prompt cache.
+        params.n_ctx = 2 * n_ctx
+        params.n_parallel = 2
         params.verbosity = -1  # llama.cpp's log: off
         params.cache_prompt = False  # with the prompt cache on, the same request can differ
         params.cache_ram_mib = 0
@@ -289,6 +294,7 @@ class LocalLLM(ChatLLM):
 
     def _complete(self, body: dict[str, Any], tool_names: Collection[str]) -> Reply:
         body["cache_prompt"] = False
+        body["id_slot"] = ANSWER_SLOT
         engine = self._engine()
         start = time.perf_counter()
         try:
@@ -311,10 +317,12 @@ class LocalLLM(ChatLLM):
     gives_probabilities = True
 
     def _logprobs(self, body: dict[str, Any]) -> Any:
-        # The prompt cache is on here (it is off for answers): the judgements of one question
-        # share their long prefix, which is then read once. Only probabilities come back, and
-        # they are rounded where shown.
+        # The prompt cache is on here (it is off for answers), in a slot of its own: the judge's
+        # long instructions are read once per process and each question once, so a judgement
+        # costs a prefill of the fact alone (bench_ask: 8-10 s -> ~2 s of gate per ask).
+        # Only probabilities come back, and they are rounded where shown.
         body["cache_prompt"] = True
+        body["id_slot"] = JUDGE_SLOT
         try:
             data = self._engine().chat(body)
         except (ValueError, RuntimeError) as exc:
