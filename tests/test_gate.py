@@ -173,3 +173,29 @@ def test_the_local_model_judges_repeatably_and_tells_related_from_unrelated() ->
     assert 0.0 <= unrelated < related <= 1.0
     assert abs(again - related) < 0.02  # the prompt cache is on for judging: near, not exact
     assert len(probs) <= 5 and all(0 <= p <= 1 for p in probs.values())
+
+
+@pytest.mark.skipif(_no_local_model() is not None, reason=str(_no_local_model()))
+def test_answers_between_judgements_do_not_change_them() -> None:
+    """The judge has its own llama.cpp slot: an answer in between leaves its prompt cache as
+    it was, so the same judgement gives the same probability (with one slot it would be
+    read again from scratch, and come out slightly different)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from gya_memory.llm import get_llm, llm_settings
+
+    model_dir = os.environ.get("GYA_LLM_MODEL_DIR") or str(
+        Path(tempfile.gettempdir()) / "gya_memory-models")
+    model = get_llm(llm_settings({"GYA_LLM_MODEL_DIR": model_dir}))
+    question, fact = "我今晚能喝杯拿铁吗？", "最近在戒咖啡，想少喝一点"
+    try:
+        judge_relevance(model, question, "每周六早上去打羽毛球")
+        first = judge_relevance(model, question, fact)
+        model.chat([{"role": "user", "content": "用一句话介绍杭州。"}], max_tokens=16)
+        judge_relevance(model, question, "每周六早上去打羽毛球")
+        second = judge_relevance(model, question, fact)
+    finally:
+        model.close()
+    assert second == first
