@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .scoring import ARTICLE_THRESHOLD, _as_scores, choose_threshold, rates_at
+from .scoring import ARTICLE_THRESHOLD, _as_scores, choose_threshold, first_rank, rates_at
 
 if TYPE_CHECKING:  # pandas is imported only when a table is asked for
     import pandas as pd
@@ -40,10 +40,7 @@ class QueryResult:
     @property
     def gold_rank(self) -> int | None:
         """1-based rank of the first gold memory; ``None`` if none was returned."""
-        for rank, (memory_id, _) in enumerate(self.ranking, start=1):
-            if memory_id in self.gold:
-                return rank
-        return None
+        return first_rank(self.ranking, self.gold)
 
     @property
     def gold_score(self) -> float:

@@ -61,10 +61,9 @@ class RetrievalRow:
 
     @property
     def rank(self) -> int | None:
-        for i, (memory_id, _) in enumerate(self.ranking, start=1):
-            if memory_id in self.relevant:
-                return i
-        return None
+        from .scoring import first_rank  # numpy: imported when a ranking is read
+
+        return first_rank(self.ranking, self.relevant)
 
     @property
     def passed(self) -> list[str]:

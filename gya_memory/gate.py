@@ -160,7 +160,7 @@ def judge_relevance(model: ProbabilityModel, question: str, fact: str) -> float:
 def recall_floor(embedder: Any, query: str) -> float:
     """The cosine floor for ``query``: the recall-first floor of this embedder for the
     query's language where one is known, else its calibrated threshold."""
-    from .embeddings import language_of
+    from .text import language_of
 
     by_language = RECALL_FLOOR_BY_LANGUAGE.get(getattr(embedder, "name", ""), {})
     language = language_of(query)

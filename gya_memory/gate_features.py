@@ -42,7 +42,7 @@ def gate_features(scenarios: Sequence[Scenario], embedder: Any) -> Any:
     import numpy as np
     import pandas as pd
 
-    from .calibration import lexical_overlap
+    from .labelled import lexical_overlap
 
     background = load_background()
     bg = {lang: embedder.embed_documents(texts) for lang, texts in background.items()}

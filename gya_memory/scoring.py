@@ -38,6 +38,18 @@ def rates_at(
     return acceptance, rejection
 
 
+def first_rank(ranking: Iterable[tuple[str, float]], wanted: Iterable[str]) -> int | None:
+    """1-based rank of the first id in ``wanted`` in a best-first ``(id, score)`` ranking;
+    ``None`` if none of them is there.
+
+    >>> first_rank([("a", 0.9), ("b", 0.8)], {"b"}), first_rank([("a", 0.9)], {"z"})
+    (2, None)
+    """
+    wanted = set(wanted)
+    return next((rank for rank, (memory_id, _) in enumerate(ranking, start=1)
+                 if memory_id in wanted), None)
+
+
 def _round_within(value: float, low: float, high: float, decimals: int) -> float:
     """``value`` rounded to ``decimals`` (or more, if needed) while staying in ``(low, high]``."""
     for d in range(decimals, 10):
