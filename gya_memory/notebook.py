@@ -100,27 +100,27 @@ class Table:
     rows: tuple[tuple[Any, ...], ...]
     digits: int = 3
 
-    def numeric(self, j: int) -> bool:
-        values = [r[j] for r in self.rows if r[j] is not None]
-        return bool(values) and all(is_number(v) for v in values)
+    def numeric(self) -> list[bool]:
+        """Per column: does it hold only numbers (right-aligned), not text (left-aligned)?"""
+        out = []
+        for j in range(len(self.columns)):
+            values = [r[j] for r in self.rows if r[j] is not None]
+            out.append(bool(values) and all(is_number(v) for v in values))
+        return out
 
     def __repr__(self) -> str:
+        right = self.numeric()
         cells = [list(self.columns)] + [[_cell(v, self.digits) for v in r] for r in self.rows]
         widths = [max(width(row[j]) for row in cells) for j in range(len(self.columns))]
-        lines = []
-        for row in cells:
-            parts = [_pad(row[j], widths[j], self.numeric(j)) for j in range(len(row))]
-            lines.append("  ".join(parts).rstrip())
-        return "\n".join(lines)
+        return "\n".join("  ".join(_pad(row[j], widths[j], right[j]) for j in range(len(row))).rstrip()
+                         for row in cells)
 
     def _repr_html_(self) -> str:
-        def align(j: int) -> str:
-            return "right" if self.numeric(j) else "left"
-
-        head = "".join(f"<th style='text-align:{align(j)}'>{html.escape(c)}</th>"
+        align = ["right" if r else "left" for r in self.numeric()]
+        head = "".join(f"<th style='text-align:{align[j]}'>{html.escape(c)}</th>"
                        for j, c in enumerate(self.columns))
         body = "".join(
-            "<tr>" + "".join(f"<td style='text-align:{align(j)};white-space:pre-wrap'>"
+            "<tr>" + "".join(f"<td style='text-align:{align[j]};white-space:pre-wrap'>"
                              f"{html.escape(_cell(v, self.digits))}</td>"
                              for j, v in enumerate(r)) + "</tr>"
             for r in self.rows)
