@@ -312,9 +312,6 @@ def check_qdrant(args: argparse.Namespace) -> str:
                 again.close()
         except Exception as exc:  # noqa: BLE001
             fix = f"reinstall Qdrant Edge: {SETUP} (pip install qdrant-edge-py==0.9.0)"
-            if "fcntl" in str(exc):  # the folder store locks with POSIX flock
-                fix = ("on Windows the Qdrant folder store does not run yet: use WSL2 "
-                       "(README, Platforms), or a Qdrant server with QDRANT_URL")
             raise Failed(f"{type(exc).__name__}: {_one_line(exc)}", fix) from None
     if not hits or hits[0].text != text or count != 1:
         raise Failed(f"stored 1 memory, got back {len(hits)} hit(s), {count} after reopening",
