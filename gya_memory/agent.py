@@ -33,6 +33,7 @@ from .context import (
 from .gate import Gate, GateDecision, passed, recall_floor
 from .llm import ChatLLM, Reply
 from .notebook import quote
+from .questions import question_kind
 from .retriever import Retriever
 
 Trigger = Literal["program", "model", "none"]
@@ -64,6 +65,7 @@ class Trace:
     tool_queries: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
     gate: list[GateDecision] = field(default_factory=list)  # what the gate did, per candidate
+    kind: str | None = None  # the question's kind (questions.question_kind), which picks the no-hit note
 
     @property
     def answer(self) -> str:
@@ -91,6 +93,8 @@ class Trace:
 
     def to_text(self, *, show_messages: bool = True, show_timings: bool = False) -> str:
         lines = [f"question: {self.question}", f"trigger:  {self.trigger}"]
+        if self.kind:
+            lines.append(f"kind:     {self.kind}")
         if self.tool_queries:
             lines.append(f"recall_memory called with: {self.tool_queries}")
         lines.append("candidates:" if self.candidates else "candidates: none")
@@ -117,6 +121,8 @@ class Trace:
         esc = html.escape
         rows = [f"<tr><th>question</th><td>{esc(self.question)}</td></tr>",
                 f"<tr><th>trigger</th><td>{esc(self.trigger)}</td></tr>"]
+        if self.kind:
+            rows.append(f"<tr><th>kind</th><td>{esc(self.kind)}</td></tr>")
         if self.tool_queries:
             rows.append(f"<tr><th>tool calls</th><td>recall_memory{esc(str(self.tool_queries))}</td></tr>")
         hits = "".join(
@@ -181,21 +187,22 @@ class MemoryAgent:
         """The candidates that pass the gate (all of them if there is no gate), and the
         gate's decision for each. ``query`` is what was searched, if not the question.
 
-        With ``conflicts="newest_wins"``, superseded memories leave before the gate counts
-        its pool, so a stale memory never takes the place of the newer one."""
+        With ``conflicts="newest_wins"``, the newest of the memories that *passed* wins on
+        each subject: a newer memory the judge rejects does not take an older, relevant one
+        with it (the check runs after the judge)."""
         policy = self.policy if policy is None else policy
         if self.gate is None:
             return list(candidates), []
-        pool = list(candidates)
-        superseded: list[Any] = []
-        if policy.conflicts == "newest_wins":
-            pool, superseded = newest_wins(pool, policy.conflict_key)
         floor = (-math.inf if self.recall == "hybrid"  # fused scores: the floor ran inside
                  else recall_floor(self.memory.embedder, query or question))
         judge = self.llm if getattr(self.llm, "gives_probabilities", False) else None
-        decisions = self.gate.apply(question, pool, floor=floor, judge=judge,
+        decisions = self.gate.apply(question, list(candidates), floor=floor, judge=judge,
                                     pool=policy.top_k)
-        decisions += [GateDecision(h, False, "superseded by newer") for h in superseded]
+        if policy.conflicts == "newest_wins":
+            _, superseded = newest_wins(passed(decisions), policy.conflict_key)
+            gone = {id(h) for h in superseded}
+            decisions = [GateDecision(d.hit, False, "superseded by newer", d.p_yes)
+                         if id(d.hit) in gone else d for d in decisions]
         return passed(decisions), decisions
 
     def ask(self, question: str, *, trigger: Trigger = "program",
@@ -220,14 +227,16 @@ class MemoryAgent:
             candidates, kept, policy = [], [], replace(policy, no_hit="omit")
             timings["retrieve"] = 0.0
         t1 = time.perf_counter()
-        assembly = assemble(question, kept, policy, system=self.system, history=history)
+        kind = question_kind(question)
+        assembly = assemble(question, kept, policy, system=self.system, history=history,
+                            kind=kind)
         assembly = _with_gate_drops(assembly, decisions)
         t2 = time.perf_counter()
         reply = self.llm.chat(assembly.messages, max_tokens=self.max_tokens)
         t3 = time.perf_counter()
         timings.update(assemble=t2 - t1, answer=t3 - t2, total=t3 - t0)
         return Trace(question, trigger, candidates, assembly, reply, timings=timings,
-                     gate=decisions)
+                     gate=decisions, kind=kind)
 
     def _ask_with_tool(self, question: str, policy: Policy,
                        history: Sequence[dict[str, str]]) -> Trace:
@@ -278,7 +287,8 @@ def _gate_drop(decision: GateDecision) -> Dropped:
         return Dropped(decision.hit, decision.reason)
     reason = f"gate: {decision.reason}"
     if decision.p_yes is not None:
-        reason += f" (P(yes) {decision.p_yes:.3f})"
+        what = "P(answerable)" if decision.judge == "reader" else "P(yes)"
+        reason += f" ({what} {decision.p_yes:.3f})"
     return Dropped(decision.hit, reason)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from .checks import is_int, is_number
 
@@ -43,6 +43,8 @@ RECALL_FLOOR_BY_LANGUAGE: dict[str, dict[str, float]] = {
 # --sweep --retrieval-only``), counting a relevant memory that passes twice as much as a
 # no-hit question with no false hit (see ``evaluation.judge_sweep``).
 JUDGE_MIN = 0.45
+FACT_MIN = 0.9
+GENERAL_MIN = 0.9
 
 
 class ProbabilityModel(Protocol):
@@ -58,58 +60,109 @@ class GateDecision:
 
     hit: Any
     passed: bool
-    reason: str  # "passed", "below floor", "over pool", "judge: no"
-    p_yes: float | None = None  # the judge's probability, if it was asked
+    reason: str  # "passed", "below floor", "about: …", "asks for …", "a plan asked as done",
+    #              "over pool", "reader: unknown", "judge: no", "superseded by newer"
+    p_yes: float | None = None  # the judge's (or the reader's) probability, if asked
+    judge: str | None = None  # "reader" (fact questions) or "judge" (advice, general)
 
 
 @dataclass(frozen=True)
 class Gate:
     """How candidates become the memories that are sent.
 
-    - ``pool``: at most this many candidates (best first) are considered at all; ``None``
-      takes the number the caller will send (the policy's ``top_k``; 3 if none is given);
+    - ``pool``: at most this many candidates (best first, after the free checks) are judged;
+      ``None`` takes the number the caller will send (the policy's ``top_k``; 3 if none);
     - ``floor``: a cosine floor; ``None`` takes the embedder's recall-first floor for the
       question's language (:func:`recall_floor`);
-    - ``judge_min``: the ``P(yes)`` a candidate needs from the judge; ``None`` turns the
-      judge off (the floor alone decides).
+    - ``about``: drop a memory about someone else than the question asks about
+      (:mod:`gya_memory.about`); ``rules``: for fact questions, drop a memory without the
+      asked number or time, or with only a plan where the question asks what was done
+      (:mod:`gya_memory.slots`);
+    - the model, by the question's kind (:mod:`gya_memory.questions`): a **fact** question
+      asks the *reader* ("answer from this fact, or say unknown") and passes at
+      ``1 - P(unknown) >= fact_min``; an **advice** question asks the *judge* ("does the
+      answer need this fact?") and passes at ``P(yes) >= judge_min``; a **general** question
+      passes at ``P(yes) >= general_min``. ``judge_min=None`` turns the model off (the free
+      checks alone decide).
     """
 
     pool: int | None = None
     floor: float | None = None
     judge_min: float | None = JUDGE_MIN
+    fact_min: float = FACT_MIN
+    general_min: float = GENERAL_MIN
+    about: bool = True
+    rules: bool = True
+    judge_language: Literal["question", "en"] = "question"
 
     def __post_init__(self) -> None:
+        if self.judge_language not in ("question", "en"):
+            raise ValueError(f"judge_language must be 'question' or 'en', got {self.judge_language!r}")
         if self.pool is not None and not is_int(self.pool, low=1):
             raise ValueError(f"pool must be a whole number of at least 1, got {self.pool!r}")
-        for name in ("floor", "judge_min"):
+        for name in ("floor", "judge_min", "fact_min", "general_min"):
             value = getattr(self, name)
             if value is not None and not (is_number(value) and math.isfinite(value)):
                 raise ValueError(f"{name} must be a finite number or None, got {value!r}")
-        if self.judge_min is not None and not 0 <= self.judge_min <= 1:
-            raise ValueError(f"judge_min is a probability (0 to 1), got {self.judge_min!r}")
+        for name in ("judge_min", "fact_min", "general_min"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value <= 1:
+                raise ValueError(f"{name} is a probability (0 to 1), got {value!r}")
 
     def apply(self, question: str, hits: Sequence[Any], *, floor: float,
-              judge: ProbabilityModel | None = None,
-              pool: int | None = None) -> list[GateDecision]:
+              judge: ProbabilityModel | None = None, pool: int | None = None,
+              kind: str | None = None) -> list[GateDecision]:
         """Decide for each hit (best first). ``floor`` is the cosine floor to use when the
-        gate has none of its own; ``judge`` is the chat model, if the judge step runs;
-        ``pool`` is used when the gate has none of its own (an agent passes its ``top_k``)."""
+        gate has none of its own; ``judge`` is the chat model, if the model step runs;
+        ``pool`` is used when the gate has none of its own (an agent passes its ``top_k``);
+        ``kind`` is the question's kind (``None``: :func:`questions.question_kind`)."""
+        from .about import fits
+        from .questions import question_kind
+        from .slots import missing_slot, plan_asked_as_done
+
         floor = self.floor if self.floor is not None else floor
         pool = self.pool if self.pool is not None else (pool or 3)
+        kind = kind or question_kind(question)
+        language = "en" if self.judge_language == "en" else None
         decisions: list[GateDecision] = []
-        ranked = sorted(hits, key=lambda h: -float(h.score))
-        for rank, hit in enumerate(ranked):
-            if rank >= pool:
-                decisions.append(GateDecision(hit, False, "over pool"))
-            elif float(hit.score) < floor:
+        judged = 0
+        for hit in sorted(hits, key=lambda h: -float(h.score)):
+            # the free checks first, so a look-alike they drop leaves its place in the pool
+            slot = missing_slot(question, hit.text) if self.rules and kind == "fact" else None
+            if float(hit.score) < floor:
                 decisions.append(GateDecision(hit, False, "below floor"))
+            elif self.about and not fits(about_of_hit(hit), question, kind):
+                decisions.append(GateDecision(hit, False, f"about: {about_of_hit(hit)}"))
+            elif slot:
+                decisions.append(GateDecision(hit, False, f"asks for {slot}"))
+            elif self.rules and kind == "fact" and plan_asked_as_done(question, hit.text):
+                decisions.append(GateDecision(hit, False, "a plan asked as done"))
+            elif judged >= pool:
+                decisions.append(GateDecision(hit, False, "over pool"))
             elif judge is None or self.judge_min is None:
+                judged += 1
                 decisions.append(GateDecision(hit, True, "passed"))
+            elif kind == "fact":
+                judged += 1
+                p = reader_relevance(judge, question, hit.text, language=language)
+                ok = p >= self.fact_min
+                decisions.append(GateDecision(hit, ok, "passed" if ok else "reader: unknown",
+                                              p, "reader"))
             else:
-                p = judge_relevance(judge, question, hit.text)
-                passed = p >= self.judge_min
-                decisions.append(GateDecision(hit, passed, "passed" if passed else "judge: no", p))
+                judged += 1
+                p = judge_relevance(judge, question, hit.text, language=language)
+                ok = p >= (self.judge_min if kind == "advice" else self.general_min)
+                decisions.append(GateDecision(hit, ok, "passed" if ok else "judge: no", p, "judge"))
         return decisions
+
+
+def about_of_hit(hit: Any) -> str:
+    """Whom a retrieved memory is about: its ``about`` payload if it was stored with one,
+    else the rule of :func:`gya_memory.about.about_of` on its text."""
+    from .about import about_of
+
+    stored = getattr(hit, "payload", {}).get("about")
+    return str(stored) if stored else about_of(hit.text)
 
 
 def passed(decisions: Sequence[GateDecision]) -> list[Any]:
@@ -139,20 +192,147 @@ JUDGE_SYSTEM = (
 """The judge's instructions. Its examples are written for it: none comes from the evaluation
 set or the calibration set."""
 
+JUDGE_SYSTEM_ZH = (
+    "用户问了一个问题。你看到一条记住的、关于用户的事实。回答这个问题需要这条事实吗？\n"
+    "yes：事实正好说出了问题问的东西；或者它是用户本人的情况（健康、饮食、作息、计划、装备），"
+    "会改变正确的建议。\n"
+    "no：事实说的是别人或别的东西（另一个人、另一只宠物、另一件物品），或者只是同一个话题，"
+    "却没有问题问的那个细节；或者它是打算、计划，而问题问的是已经发生的事。\n"
+    "问题：今晚聚餐，我点饮料时该注意什么？ 事实：最近在戒咖啡，想少喝一点 -> yes\n"
+    "问题：我老婆是做什么工作的？ 事实：在牙科诊所当医生 -> no\n"
+    "问题：我儿子的同桌叫什么？ 事实：儿子在读初二，成绩中等 -> no\n"
+    "问题：明天跑步有什么要注意的？ 事实：上周左脚踝扭伤了 -> yes\n"
+    "问题：我妈的降压药一天吃几片？ 事实：母亲有高血压，一直在吃药 -> no\n"
+    "问题：芝士蛋糕我能吃吗？ 事实：乳糖不耐受 -> yes\n"
+    "问题：我下周去哪出差？ 事实：下周三要去深圳见客户 -> yes\n"
+    "问题：我去年在日本玩了几天？ 事实：打算明年春天去日本 -> no\n"
+    "只回答一个词：yes 或 no。"
+)
+"""The judge's instructions for a Chinese question, in Chinese (the verdict words stay
+``yes``/``no``, so one probability rule reads both)."""
 
-def judge_messages(question: str, fact: str) -> list[dict[str, str]]:
-    """The judge's prompt. The question comes before the fact, so the judgements of one
-    question share their prefix (a server with a prompt cache reads it once; the local
-    model keeps the judge in a llama.cpp slot of its own, so answers don't evict it)."""
-    flat = " ".join(fact.split())
+
+def judge_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
+    """The judge's prompt, in the question's language (``language`` overrides it). The
+    question comes before the fact, so the judgements of one question share their prefix
+    (a server with a prompt cache reads it once; the local model keeps the judge in a
+    llama.cpp slot of its own, so answers don't evict it)."""
+    from .text import language_of
+
+    flat, q = " ".join(fact.split()), " ".join(question.split())
+    if (language or language_of(question)) == "zh":
+        return [{"role": "system", "content": JUDGE_SYSTEM_ZH},
+                {"role": "user", "content": f"问题：{q} 事实：{flat} ->"}]
     return [{"role": "system", "content": JUDGE_SYSTEM},
-            {"role": "user", "content": f"Question: {' '.join(question.split())} Fact: {flat} ->"}]
+            {"role": "user", "content": f"Question: {q} Fact: {flat} ->"}]
 
 
-def judge_relevance(model: ProbabilityModel, question: str, fact: str) -> float:
+GRADED_SYSTEM = (
+    "A user asks a question. You see one fact remembered about the user. Grade how much the "
+    "answer needs this fact.\n"
+    "3: the fact states exactly what is asked (the same person, the same thing, the same "
+    "detail), or it is about the user and clearly changes the right advice.\n"
+    "2: the fact is about the user and would help the answer a little.\n"
+    "1: the same topic, but another person, another pet or item, a different detail than "
+    "the one asked, an old fact that a newer one replaced, or a plan when the question asks "
+    "what was done.\n"
+    "0: unrelated.\n"
+    "Question: What does my wife do for a living? Fact: Works as a dentist in Leeds -> 1\n"
+    "Question: Any tips for my run tomorrow? Fact: Sprained left ankle last week -> 3\n"
+    "Question: Which hotel did I stay at in Rome? Fact: Wants to visit Rome next spring -> 1\n"
+    "Question: Can I have the cheesecake? Fact: Lactose intolerant -> 3\n"
+    "Question: What brand is my son's bike? Fact: Son rides his bike to school -> 1\n"
+    "Question: Where should we go for dinner on Friday? Fact: Lives in Leeds city centre -> 2\n"
+    "Question: What time is my flight on Monday? Fact: Plays tennis on Sundays -> 0\n"
+    "Reply with one digit: 0, 1, 2 or 3."
+)
+GRADED_SYSTEM_ZH = (
+    "用户问了一个问题。你看到一条记住的、关于用户的事实。给回答需要这条事实的程度打分。\n"
+    "3：事实正好说出了问题问的东西（同一个人、同一样东西、同一个细节），或者它是用户本人的情况，"
+    "明显会改变正确的建议。\n"
+    "2：事实是用户本人的情况，对回答有一点帮助。\n"
+    "1：同一个话题，但说的是另一个人、另一只宠物或另一件东西、另一个细节，或者是已经被新情况取代的旧事，"
+    "或者是打算、计划，而问题问的是已经做过的事。\n"
+    "0：无关。\n"
+    "问题：我老婆是做什么工作的？ 事实：在牙科诊所当医生 -> 1\n"
+    "问题：明天跑步有什么要注意的？ 事实：上周左脚踝扭伤了 -> 3\n"
+    "问题：我去年在日本玩了几天？ 事实：打算明年春天去日本 -> 1\n"
+    "问题：芝士蛋糕我能吃吗？ 事实：乳糖不耐受 -> 3\n"
+    "问题：我儿子的自行车是什么牌子？ 事实：儿子每天骑车上学 -> 1\n"
+    "问题：周五晚上去哪吃饭好？ 事实：住在成都春熙路附近 -> 2\n"
+    "问题：我周一的航班几点？ 事实：周日常去打网球 -> 0\n"
+    "只回答一个数字：0、1、2 或 3。"
+)
+"""The graded judge ("Beyond Yes and No", arXiv 2310.14122): a grade of 1 gives a look-alike
+somewhere to go that is not "yes"; the score is the expected grade over 3."""
+
+
+def graded_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
+    """The graded judge's prompt, in the question's language."""
+    from .text import language_of
+
+    flat, q = " ".join(fact.split()), " ".join(question.split())
+    if (language or language_of(question)) == "zh":
+        return [{"role": "system", "content": GRADED_SYSTEM_ZH},
+                {"role": "user", "content": f"问题：{q} 事实：{flat} ->"}]
+    return [{"role": "system", "content": GRADED_SYSTEM},
+            {"role": "user", "content": f"Question: {q} Fact: {flat} ->"}]
+
+
+def graded_relevance(model: ProbabilityModel, question: str, fact: str, *,
+                     language: str | None = None) -> float:
+    """The expected grade (0-3) over 3, from the first token's probabilities of the four
+    digits (0.5 if the model offers none of them)."""
+    probs = model.next_token_probs(graded_messages(question, fact, language=language))
+    digits = {g: probs.get(str(g), 0.0) for g in range(4)}
+    total = sum(digits.values())
+    return sum(g * p for g, p in digits.items()) / (3 * total) if total > 0 else 0.5
+
+
+READER_SYSTEM = (
+    "Answer the user's question from the one fact given, in a few words. The fact is about "
+    "the user unless it names someone else. If the fact does not state the answer (it is "
+    "about another person or thing, lacks the asked detail, is only a plan, or was replaced "
+    "by a newer fact), reply exactly: unknown"
+)
+READER_SYSTEM_ZH = (
+    "只根据给出的这一条事实，用几个字回答用户的问题。事实说的是用户本人，除非它点名了别人。"
+    "如果这条事实没有说出答案（说的是别人或别的东西、缺少问的那个细节、只是打算、或者已被新情况取代），"
+    "只回复：unknown"
+)
+
+
+def reader_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
+    """The reader's prompt: answer the question from the fact, or say ``unknown``."""
+    from .text import language_of
+
+    flat, q = " ".join(fact.split()), " ".join(question.split())
+    if (language or language_of(question)) == "zh":
+        return [{"role": "system", "content": READER_SYSTEM_ZH},
+                {"role": "user", "content": f"事实：{flat}\n问题：{q}"}]
+    return [{"role": "system", "content": READER_SYSTEM},
+            {"role": "user", "content": f"Fact: {flat}\nQuestion: {q}"}]
+
+
+def reader_relevance(model: ProbabilityModel, question: str, fact: str, *,
+                     language: str | None = None) -> float:
+    """1 - P(the reader's first token is "unknown"): can the question be answered from
+    this fact alone? (SQuAD 2.0's abstention, as one prefill.)"""
+    probs = model.next_token_probs(reader_messages(question, fact, language=language), top=20)
+    unknown = sum(p for t, p in probs.items() if _is_unknown(t))
+    return 1.0 - min(1.0, unknown)
+
+
+def _is_unknown(token: str) -> bool:
+    t = token.strip("_ ").lower()
+    return (len(t) >= 2 and "unknown".startswith(t)) or t in ("未知", "不知道")
+
+
+def judge_relevance(model: ProbabilityModel, question: str, fact: str, *,
+                    language: str | None = None) -> float:
     """``P(yes)`` that ``fact`` is needed to answer ``question``, from the first token:
     ``p(yes) / (p(yes) + p(no))`` over the model's top tokens (0.5 if it offers neither)."""
-    probs = model.next_token_probs(judge_messages(question, fact))
+    probs = model.next_token_probs(judge_messages(question, fact, language=language))
     yes, no = probs.get("yes", 0.0), probs.get("no", 0.0)
     return yes / (yes + no) if yes + no > 0 else 0.5
 

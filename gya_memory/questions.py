@@ -1,0 +1,88 @@
+"""What kind of question this is (问题的类型), which decides what an honest answer looks like
+when no memory answers it.
+
+- **fact**: asks for a personal fact the agent would have to remember ("我女儿在哪上学？",
+  "What's my dentist's name?"). With nothing stored on it, the only honest answer is "I
+  don't know, you haven't told me".
+- **advice**: asks for help whose right answer depends on the person ("我今晚能吃火锅吗？",
+  "Should I rent a car for the trip?"). With nothing stored, the agent still helps, and says
+  where knowing the user would change the advice, without assuming anything about them.
+- **general**: needs no personal fact at all ("感冒一般几天能好？", "How long do I boil an egg
+  for a runny yolk?"). The agent just answers.
+
+The rule is short and visible: a question that asks *what / which / where / when / who* of
+something of the user's ("我的…是什么", "my … name", "where do I …", "did I …", "来着") is a
+fact; a question that asks for a judgement or a plan ("能…吗", "该…", "怎么办", "should I",
+"any tips") is advice if it has a personal marker (我 / my / I) and general if it doesn't.
+Its errors are measured on the evaluation set (``evaluation.classifier_table``); the cost
+of one is small by design: retrieval runs for every kind, so the kind only picks the words
+of the no-hit answer.
+
+>>> question_kind("我女儿在哪个学校上学来着？"), question_kind("今晚火锅我能吃吗？"), question_kind("感冒一般几天能好？")
+('fact', 'advice', 'general')
+>>> question_kind("What's my dentist's name?"), question_kind("Should I rent a car for the trip?")
+('fact', 'advice')
+>>> question_kind("How long should you boil an egg for a runny yolk?")
+'general'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Kind = Literal["fact", "advice", "general"]
+KINDS: tuple[str, ...] = ("fact", "advice", "general")
+
+_PERSONAL_ZH = re.compile(r"[我咱]")
+_PERSONAL_EN = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|our|us)\b", re.I)
+
+# Asking for a stored fact. Chinese: a question word with 我/我的 before it, or 来着 / 记得 /
+# 是不是 of the past; English: wh-words about my things, did/have/am I, do I have.
+_FACT_ZH = re.compile(
+    r"来着|还记得|记不记得|你知道我|提醒我一下|"
+    r"我(的|家|们家|们)?[^，,。？?！!]{0,14}(什么|啥|哪|几|多少|谁|多大|多久|多长|多高|多重|是不是|有没有)|"
+    r"我(是不是|有没有|是否|去没去|去过|做过|买过|报过|参加过|考过|吃过)[^，,。？?！!]{0,16}[吗？?]"
+)
+_FACT_EN = re.compile(
+    r"\b(what|what's|which|where|when|who|who's|whose|how many|how much|how old|how long|how tall)\b"
+    r"[^.?!]{0,40}\b(my|mine|i|i've|i'm|we|our|us)\b"
+    r"|^\s*(do|did|does|have|has|am|was|were|is|are)\s+(i|my|we|our)\b"
+    r"|\bremind me\b|\bdo you (remember|know) (what|which|where|when|who|my|if i)\b",
+    re.I,
+)
+# A judgement or a plan: these make a question advice even when it also asks "what".
+_ADVICE_ZH = re.compile(
+    r"能不能|可不可以|行不行|好不好|要不要|该不该|合不合适|适不适合|怎么办|怎么(安排|选|挑|准备|弄|做|处理|应对|调整|搭配)|"
+    r"[能可]以?[^，,。？?！!]{0,10}吗|应该|该怎么|该(选|买|带|吃|穿|去|做|注意)|需要注意|要注意|注意什么|"
+    r"建议|推荐|合适|适合|值得|划算|有什么(办法|好办法|讲究|要注意|需要注意)|帮我|给我(推荐|建议)|"
+    r"[能该可要][^，,。？?！!]{0,6}(啥|什么|哪些)|你觉得|怎样才|如何"
+)
+_ADVICE_EN = re.compile(
+    r"\b(should|shall|can|could|may|might)\s+(i|we)\b|\bis it (ok|okay|safe|fine|wise|a good idea)\b|"
+    r"\bany (tips|advice|ideas|suggestions|recommendations)\b|\b(recommend|suggest|advise)\b|"
+    r"\bwhat (should|would you|do you suggest)\b|\bhow (do|can|should) (i|we)\b|\bgood idea\b|"
+    r"\bhelp me\b|\bworth it\b|\bwhat to (bring|pack|wear|order|buy|get|cook|eat|do)\b|"
+    r"\bok (for me|to)\b|\bam i (fine|ok|okay|good)\b|\bi should\b|\bdo i need\b|"
+    r"\bhow much (can|should|could|will) i\b|\b(ideas|tips) for\b|\bwrite me\b|\bdraft\b",
+    re.I,
+)
+
+
+def question_kind(question: str) -> Kind:
+    """``"fact"``, ``"advice"`` or ``"general"`` (see the module docstring)."""
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("question is empty")
+    q = " ".join(question.split())
+    zh = _PERSONAL_ZH.search(q) is not None
+    personal = zh or _PERSONAL_EN.search(q) is not None
+    if not personal:
+        return "general"
+    advice = (_ADVICE_ZH if zh else _ADVICE_EN).search(q) is not None
+    fact = (_FACT_ZH if zh else _FACT_EN).search(q) is not None
+    if fact and not advice:
+        return "fact"
+    if advice:
+        return "advice"
+    # personal, neither pattern: "我下周出差。" / "I have a cold." read as asking for help
+    return "advice"
