@@ -84,6 +84,8 @@ for key, words in {
     "grandfather": "grandfather grandpa", "aunt": "aunt", "uncle": "uncle",
     "cousin": "cousin", "niece": "niece", "nephew": "nephew",
     "mother-in-law": "mother-in-law", "father-in-law": "father-in-law",
+    "sister-in-law": "sister-in-law", "brother-in-law": "brother-in-law",
+    "son-in-law": "son-in-law", "daughter-in-law": "daughter-in-law",
     "roommate": "roommate flatmate housemate", "colleague": "colleague coworker co-worker",
     "boss": "boss manager supervisor", "friend": "friend buddy", "neighbor": "neighbor neighbour",
     "cat": "cat kitten", "dog": "dog puppy",

@@ -77,13 +77,13 @@ HELPS_MIN = 4  # content units beyond the admission that make an answer "real he
 
 
 def mentions_memory(s: Scenario, answer: str, question: str,
-                    texts: Iterable[str] | None = None) -> list[str]:
-    """The memories (all the user's, or ``texts``) whose own content (not shared with the
-    question) appears in ``answer``."""
+                    texts: Iterable[str] | None = None, *, least: int = 1) -> list[str]:
+    """The memories (all the user's, or ``texts``) of which at least ``least`` content
+    units (not shared with the question) appear in ``answer``."""
     a = content_units(answer)
     q = content_units(question)
     pool = [m.text for m in s.memories] if texts is None else list(texts)
-    return [t for t in pool if (content_units(t) - q) & a]
+    return [t for t in pool if len((content_units(t) - q) & a) >= least]
 
 
 def outcome(s: Scenario, condition: str, answer: str, placed: Sequence[str],
@@ -112,7 +112,9 @@ def outcome(s: Scenario, condition: str, answer: str, placed: Sequence[str],
         if mentions_memory(s, answer, question, [*placed, s.text_of(s.trap)]):
             return "misused", g.invented
         return ("admits" if g.admits_unknown else "no facts"), g.invented
-    if condition == "general" and mentions_memory(s, answer, question):
+    # a general answer shares single words with some memory by chance ("小时"): two
+    # units of one memory count as mentioning it
+    if condition == "general" and mentions_memory(s, answer, question, least=2):
         return "mentions memory", g.invented
     if g.invented:
         return "invented", g.invented
@@ -139,6 +141,7 @@ class Answer:
     gate: list[tuple[str, bool, str, float | None]] = field(default_factory=list)
     invented: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    replaced: str | None = None  # the model's words, when the honest no-hit reply replaced them
 
 
 def run(scenarios: Sequence[Scenario], stores: dict[str, Any],
@@ -167,7 +170,8 @@ def run(scenarios: Sequence[Scenario], stores: dict[str, Any],
             answers.append(Answer(
                 s.id, s.lang, condition, kind, getattr(trace, "kind", None) or question_kind(question),
                 question, trace.answer, [ids.get(t, "?") for t in placed], label,
-                label in wanted(condition, kind), gate, invented, round(seconds, 2)))
+                label in wanted(condition, kind), gate, invented, round(seconds, 2),
+                getattr(trace, "replaced", None)))
             if progress is not None:
                 progress(answers[-1])
     return answers
@@ -321,7 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=[*SPLITS, "all"], default="test")
     parser.add_argument("--lang", choices=["zh", "en"])
     parser.add_argument("--conditions", default=",".join(CONDITIONS))
-    parser.add_argument("--limit", type=int, help="the first N scenarios per language")
+    parser.add_argument("--limit", type=int, help="the first N scenarios of each part")
+    parser.add_argument("--every", type=int, default=1,
+                        help="every N-th scenario of each part (a fixed sample)")
     parser.add_argument("--json", type=Path, help="write every answer here")
     args = parser.parse_args(argv)
 
@@ -332,8 +338,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     scenarios = load_acceptance(None if args.split == "all" else args.split, args.lang)
     if args.limit:
-        scenarios = [s for lang in ("zh", "en") for s in
-                     [x for x in scenarios if x.lang == lang][:args.limit]]
+        parts: dict[str, list[Scenario]] = {}
+        for x in scenarios:
+            parts.setdefault(x.id.rsplit("-", 1)[0], []).append(x)
+        scenarios = [x for part in parts.values() for x in part[:args.limit]]
+    if args.every > 1:
+        scenarios = [x for i, x in enumerate(scenarios) if i % args.every == 0]
     print(f"{len(scenarios)} scenarios ({args.split})")
     print("question kinds:", classifier_table(scenarios).attrs["accuracy"], "accuracy")
     embedder, llm = get_embedder(), get_llm()

@@ -66,6 +66,7 @@ class Trace:
     timings: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
     gate: list[GateDecision] = field(default_factory=list)  # what the gate did, per candidate
     kind: str | None = None  # the question's kind (questions.question_kind), which picks the no-hit note
+    replaced: str | None = None  # the model's own answer, when the honest no-hit reply replaced it
 
     @property
     def answer(self) -> str:
@@ -107,6 +108,9 @@ class Trace:
                 lines.append(f"  {i} {m['role']}: {content}")
         lines.append(f"answer ({self.reply.model}, {self.reply.completion_tokens} tokens): "
                      f"{quote(self.answer)}")
+        if self.replaced is not None:
+            lines.append(f"  (replaced: the model said {quote(self.replaced)}, which does not "
+                         "admit it doesn't know)")
         if show_timings and self.timings:
             lines.append("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.timings.items()))
         return "\n".join(lines)
@@ -138,6 +142,9 @@ class Trace:
         rows.append(f"<tr><th>messages</th><td><ol start='0' style='margin:0;list-style:none;"
                     f"padding:0'>{msgs}</ol></td></tr>")
         rows.append(f"<tr><th>answer</th><td>{esc(quote(self.answer))}</td></tr>")
+        if self.replaced is not None:
+            rows.append(f"<tr><th>replaced</th><td>{esc(quote(self.replaced))} (does not admit "
+                        "it doesn't know)</td></tr>")
         # Lab's CSS right-aligns table cells; inline styles on each cell win over it.
         cell = "style='text-align:left;vertical-align:top'"
         body = "".join(rows).replace("<th>", f"<th {cell}>").replace("<td>", f"<td {cell}>")
@@ -187,22 +194,39 @@ class MemoryAgent:
         """The candidates that pass the gate (all of them if there is no gate), and the
         gate's decision for each. ``query`` is what was searched, if not the question.
 
-        With ``conflicts="newest_wins"``, the newest of the memories that *passed* wins on
-        each subject: a newer memory the judge rejects does not take an older, relevant one
-        with it (the check runs after the judge)."""
+        With ``conflicts="newest_wins"``, the newest memory of each subject is judged first
+        and wins if it passes; an older one is judged only when its subject's newest was
+        rejected (so a newer memory the judge rejects does not take an older, relevant one
+        with it, and a stale one never takes the newer one's place in the pool)."""
         policy = self.policy if policy is None else policy
         if self.gate is None:
             return list(candidates), []
         floor = (-math.inf if self.recall == "hybrid"  # fused scores: the floor ran inside
                  else recall_floor(self.memory.embedder, query or question))
         judge = self.llm if getattr(self.llm, "gives_probabilities", False) else None
-        decisions = self.gate.apply(question, list(candidates), floor=floor, judge=judge,
-                                    pool=policy.top_k)
-        if policy.conflicts == "newest_wins":
-            _, superseded = newest_wins(passed(decisions), policy.conflict_key)
-            gone = {id(h) for h in superseded}
-            decisions = [GateDecision(d.hit, False, "superseded by newer", d.p_yes)
-                         if id(d.hit) in gone else d for d in decisions]
+        if policy.conflicts != "newest_wins":
+            decisions = self.gate.apply(question, list(candidates), floor=floor, judge=judge,
+                                        pool=policy.top_k)
+            return passed(decisions), decisions
+        # newest first: the newest memory of each subject is judged before any older one,
+        # so a stale memory can't take the pool's place; an older one is judged only when
+        # its subject's newest was rejected, with what is left of the pool
+        newest, older = newest_wins(list(candidates), policy.conflict_key)
+        decisions = self.gate.apply(question, newest, floor=floor, judge=judge, pool=policy.top_k)
+        rejected = {d.hit.payload.get(policy.conflict_key) for d in decisions if not d.passed}
+        retry = [h for h in older if h.payload.get(policy.conflict_key) in rejected]
+        left = policy.top_k - sum(d.passed or d.p_yes is not None for d in decisions)
+        if retry and left > 0:
+            decisions += self.gate.apply(question, retry, floor=floor, judge=judge, pool=left)
+        else:
+            decisions += [GateDecision(h, False, "over pool") for h in retry]
+        decisions += [GateDecision(h, False, "superseded by newer") for h in older if h not in retry]
+        _, superseded = newest_wins(passed(decisions), policy.conflict_key)
+        gone = {id(h) for h in superseded}
+        decisions = [replace(d, passed=False, reason="superseded by newer")
+                     if id(d.hit) in gone else d for d in decisions]
+        rank = {id(h): i for i, h in enumerate(sorted(candidates, key=lambda h: -float(h.score)))}
+        decisions.sort(key=lambda d: rank[id(d.hit)])  # in the order retrieval ranked them
         return passed(decisions), decisions
 
     def ask(self, question: str, *, trigger: Trigger = "program",
@@ -235,8 +259,16 @@ class MemoryAgent:
         reply = self.llm.chat(assembly.messages, max_tokens=self.max_tokens)
         t3 = time.perf_counter()
         timings.update(assemble=t2 - t1, answer=t3 - t2, total=t3 - t0)
+        replaced = None
+        if trigger == "program" and kind == "fact" and assembly.no_hit \
+                and policy.no_hit == "say_so" and not admits_only(reply.text, question):
+            # A personal fact nobody stored: the answer must admit it. When the model
+            # answers anyway (a guess, "你叫李明"), the honest reply replaces it; the
+            # trace keeps the model's words.
+            replaced = reply.text
+            reply = replace(reply, text=honest_reply(language_for(question, policy)))
         return Trace(question, trigger, candidates, assembly, reply, timings=timings,
-                     gate=decisions, kind=kind)
+                     gate=decisions, kind=kind, replaced=replaced)
 
     def _ask_with_tool(self, question: str, policy: Policy,
                        history: Sequence[dict[str, str]]) -> Trace:
@@ -264,7 +296,9 @@ class MemoryAgent:
                 found = self.candidates_for(query, policy)
                 screened, decisions = self.screen(question, found, query, policy)
                 gate_log += decisions
-                kept, cut = select(screened, self._policy_for(query, policy))
+                # tool results stay numbered notes ([n] continues across searches), and
+                # the budget is counted in that form
+                kept, cut = select(screened, replace(self._policy_for(query, policy), style="cite"))
                 kept = reorder(kept, policy.order)
                 candidates += found
                 dropped += [_gate_drop(d) for d in decisions if not d.passed] + cut
@@ -280,6 +314,24 @@ class MemoryAgent:
         assembly = Assembly(messages, placed, dropped, policy)
         return Trace(question, "model", candidates, assembly, reply, queries,
                      timings={"total": t1 - t0}, gate=gate_log)
+
+
+HONEST = {"zh": "我不知道——你还没告诉过我这件事。",
+          "en": "I don't know: you haven't told me that yet."}
+
+
+def honest_reply(language: str) -> str:
+    """The reply to a personal-fact question that nothing stored answers."""
+    return HONEST[language]
+
+
+def admits_only(answer: str, question: str) -> bool:
+    """Does ``answer`` admit it doesn't know, and state no fact about the user that the
+    question didn't give? (:func:`gya_memory.grounding.ground`, with no memories.)"""
+    from .grounding import ground
+
+    g = ground(answer, [], question)
+    return g.admits_unknown and not g.invented
 
 
 def _gate_drop(decision: GateDecision) -> Dropped:

@@ -42,15 +42,18 @@ _TIME = re.compile(r"\d|[点时分早晚午]|周[一二三四五六日天末]|�
 _ASKS_NUMBER = re.compile(r"多少|几[个次天年岁位片粒颗本张块台辆公斤斤级分米层口只杯瓶节套]|多大|多高|多重|多久|多长|"
                           r"\bhow (many|much|old|tall|long|far|often)\b|\bwhat (dose|size|score|grade|number|"
                           r"percentage|rating|amount|price)\b", re.I)
-_ASKS_TIME = re.compile(r"几点|几号|哪天|哪一天|什么时候|哪个月|哪年|几月|星期几|周几|"
-                        r"\bwhat time\b|\bwhen\b|\bwhat (day|date|month|year)\b|\bwhich (day|date|month|year)\b",
+_ASKS_TIME = re.compile(r"几号|哪天|哪一天|什么时候|哪个月|哪年|几月|星期几|周几|"
+                        r"\bwhen\b|\bwhat (day|date|month|year)\b|\bwhich (day|date|month|year)\b",
                         re.I)
+_ASKS_CLOCK = re.compile(r"几点|\bwhat time\b|\bat what time\b", re.I)
+_CLOCK = re.compile(r"\d|[点时分]|半|\b(am|pm|a\.m\.|p\.m\.|noon|midnight|o'clock|morning|evening|"
+                    r"afternoon|night)\b", re.I)
 
 _PLAN = re.compile(r"打算|计划|想要?|准备|考虑|希望|梦想|盼着|将来|以后|明年|下个?月|下周|"
                    r"\b(plans? to|planning|wants? to|would like to|hopes? to|thinking (of|about)|"
                    r"considering|someday|next (year|month|week|spring|summer|fall|autumn|winter)|"
                    r"intends? to|dreams? of|on (his|her|my) (bucket|wish) list)\b", re.I)
-_DONE = re.compile(r"[过了]|上次|上回|那次|去年|前年|当时|已经|\b(did|was|were|had|have you|"
+_DONE = re.compile(r"过|了(?![吗呢吧啊？?。！!\s]*$)|上次|上回|那次|去年|前年|当时|已经|\b(did|was|were|had|have you|"
                    r"last (year|time|month|week|summer|spring|fall|winter)|ago|joined|bought|"
                    r"booked|stayed|visited|went|got|finished|sold|named|adopted|won|passed|"
                    r"earned|scored|paid|made|took)\b", re.I)
@@ -59,6 +62,8 @@ _DONE = re.compile(r"[过了]|上次|上回|那次|去年|前年|当时|已经|\
 def missing_slot(question: str, memory: str) -> str | None:
     """``"a number"`` or ``"a time"`` when ``question`` asks for one and ``memory`` has
     none (so it can't be the answer), else ``None``."""
+    if _ASKS_CLOCK.search(question) and not _CLOCK.search(memory):
+        return "a time"
     if _ASKS_TIME.search(question) and not _TIME.search(memory):
         return "a time"
     if _ASKS_NUMBER.search(question) and not _NUMBER.search(memory):
@@ -69,7 +74,12 @@ def missing_slot(question: str, memory: str) -> str | None:
 def plan_asked_as_done(question: str, memory: str) -> bool:
     """Does ``question`` ask what happened while ``memory`` only states a plan or a wish?"""
     return bool(_PLAN.search(memory)) and bool(_DONE.search(question)) \
-        and not _DONE_IN_MEMORY.search(memory)
+        and not _FUTURE.search(question) and not _DONE_IN_MEMORY.search(memory)
+
+
+# A question about the future ("我女儿明年上几年级了？") may be answered by a plan.
+_FUTURE = re.compile(r"明年|下周|下个?月|将来|以后|打算|计划|\b(next|will|going to|plan|planning|"
+                     r"upcoming|coming)\b", re.I)
 
 
 # A memory that reports the plan as carried out ("想了很久，终于报了名") is not only a plan.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -28,10 +29,14 @@ from gya_memory.agent import (
     check_grounding,
     quote,
 )
-from gya_memory.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block
+from gya_memory.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block, no_hit_note
 from gya_memory.embeddings import TFIDFEmbedder
 from gya_memory.examples import FACTS_EN, FACTS_ZH, USER_ZH, notebook_clock
-from gya_memory.gate import Gate, GateDecision, judge_messages
+from gya_memory.gate import (
+    FACT_MIN, GENERAL_MIN, JUDGE_MIN, READER_SYSTEM, READER_SYSTEM_ZH, Gate, GateDecision,
+    judge_messages, reader_messages,
+)
+from gya_memory.questions import question_kind
 from gya_memory.llm import ChatLLM, LLMError, Reply, ToolCall, _check_messages
 from gya_memory.semantic import Hit, SemanticMemory
 
@@ -44,6 +49,13 @@ COFFEE_Q = "我想喝咖啡，有什么建议？"  # TF-IDF: only the coffee mem
 WEATHER_Q = "今天天气怎么样？"  # TF-IDF: nothing passes
 NO_HIT_ZH = _TEXT["zh"]["no_hit"]  # from the module: rewording it does not break the tests
 NO_HIT_EN = _TEXT["en"]["no_hit"]
+ADVICE_ZH = _TEXT["zh"]["no_hit_advice"]
+ADVICE_EN = _TEXT["en"]["no_hit_advice"]
+FACT_Q_ZH = "我女儿在哪个学校上学来着？"  # a fact question none of the memories answers
+# The scripted model's probabilities, on either side of every threshold (the thresholds may
+# be tuned again: the tests follow the constants, not numbers).
+PASS = (1 + max(FACT_MIN, JUDGE_MIN, GENERAL_MIN)) / 2
+FAIL = min(FACT_MIN, JUDGE_MIN, GENERAL_MIN) / 2
 BELOW_FLOOR = "dropped: gate: below floor"
 OVER_POOL = "dropped: gate: over pool"
 FACTS = {COFFEE: ["咖啡"], NAME: ["张三"], JOB: ["后端", "工程师"], ALICE: ["Alice"]}
@@ -80,26 +92,37 @@ class ScriptedLLM(ChatLLM):
         return self.replies.pop(0)
 
 
+_FACT_IN_PROMPT = re.compile(r"(?:Fact: |事实：)(.*?)(?: ->\Z|\n)")
+
+
 class JudgingLLM(ScriptedLLM):
-    """A ScriptedLLM that also gives first-token probabilities, so the gate's judge runs:
-    ``P(yes)`` per fact text (``default`` for the others); records every judgement."""
+    """A ScriptedLLM that also gives first-token probabilities, so the gate's model step
+    runs: per fact text (``default`` for the others) the probability that the fact is
+    relevant, read as ``P(yes)`` by the judge (advice and general questions) and as
+    ``1 - P(unknown)`` by the reader (fact questions); records every prompt."""
 
     gives_probabilities = True
 
     def __init__(self, *replies: Reply, p_yes: Mapping[str, float] | None = None,
-                 default: float = 0.9) -> None:
+                 default: float = PASS) -> None:
         super().__init__(*replies)
         self.p_yes = dict(p_yes or {})
         self.default = default
         self.judged: list[list[dict[str, Any]]] = []
 
+    @staticmethod
+    def is_reader(messages: Sequence[Mapping[str, Any]]) -> bool:
+        return messages[0]["content"] in (READER_SYSTEM, READER_SYSTEM_ZH)
+
     def fact(self, messages: Sequence[Mapping[str, Any]]) -> str:
-        return str(messages[-1]["content"]).split(" Fact: ", 1)[1].removesuffix(" ->")
+        return _FACT_IN_PROMPT.search(str(messages[-1]["content"])).group(1)
 
     def next_token_probs(self, messages: Sequence[Mapping[str, Any]], *,
                          top: int = 10) -> dict[str, float]:
         self.judged.append(copy.deepcopy(list(messages)))
         p = self.p_yes.get(self.fact(messages), self.default)
+        if self.is_reader(messages):
+            return {"unknown": 1 - p, "The": p}
         return {"yes": p, "no": 1 - p}
 
     @property
@@ -158,12 +181,22 @@ def test_program_trigger_sends_exactly_the_trace_messages(memory: SemanticMemory
     assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
         (1, COFFEE, 1)]
     user = trace.messages[1]
-    assert user["role"] == "user" and user["content"].endswith(f"我的问题：{COFFEE_Q}")
-    assert f"[1] {COFFEE} (score " in user["content"]
-    assert "偏好 · session-A · 2026-09-01T09:01:00+08:00)" in user["content"]
+    assert user["role"] == "user"
+    assert user["content"].endswith(f"{_TEXT['zh']['question']}{COFFEE_Q}")
+    # the plain form: the fact and its day, no score, subject or session
+    assert f"{OPEN}\n- {COFFEE} (2026-09-01)\n{CLOSE}\n{_TEXT['zh']['after']}" in user["content"]
+    assert "score" not in user["content"] and "session-A" not in user["content"]
     for text in ALL_TEXTS:
         if text != COFFEE:
             assert text not in str(trace.messages)
+
+
+def test_cite_style_numbers_the_memories_with_their_metadata(memory: SemanticMemory) -> None:
+    trace = MemoryAgent(memory, ScriptedLLM(say("ok")), Policy(style="cite")).ask(COFFEE_Q)
+    user = trace.messages[1]["content"]
+    assert f"[1] {COFFEE} (score " in user
+    assert "偏好 · session-A · 2026-09-01T09:01:00+08:00)" in user
+    assert f"{CLOSE}\n{_TEXT['zh']['cite']}\n\n" in user and _TEXT["zh"]["after"] not in user
 
 
 def test_fates_say_where_each_hit_went_or_why_not(memory: SemanticMemory) -> None:
@@ -173,14 +206,12 @@ def test_fates_say_where_each_hit_went_or_why_not(memory: SemanticMemory) -> Non
     assert fates[COFFEE] == "[1] -> message 1 (system)"
     assert trace.messages[1]["role"] == "system" and COFFEE in trace.messages[1]["content"]
     assert trace.messages[2] == {"role": "user", "content": COFFEE_Q}
-    # the gate: the best three are weighed against the floor, the rest are over its pool
-    assert [fate for _, fate in trace.fates()] == [
-        "[1] -> message 1 (system)", BELOW_FLOOR, BELOW_FLOOR, OVER_POOL, OVER_POOL, OVER_POOL]
+    # the gate: every candidate is weighed against the floor (a free check) before the pool
+    assert [fate for _, fate in trace.fates()] == ["[1] -> message 1 (system)"] + [BELOW_FLOOR] * 5
     assert all(isinstance(d, GateDecision) for d in trace.gate)
     assert [d.hit for d in trace.gate] == trace.candidates
-    assert [(d.passed, d.reason) for d in trace.gate] == [
-        (True, "passed"), (False, "below floor"), (False, "below floor"),
-        (False, "over pool"), (False, "over pool"), (False, "over pool")]
+    assert [(d.passed, d.reason) for d in trace.gate] == [(True, "passed")] + [
+        (False, "below floor")] * 5
     assert [d.p_yes for d in trace.gate] == [None] * 6  # no judge: no probabilities
 
     # without a gate, the embedder's threshold (as min_score) drops them all alike
@@ -192,15 +223,15 @@ def test_fates_say_where_each_hit_went_or_why_not(memory: SemanticMemory) -> Non
 
 
 def test_gate_drops_come_before_the_policys(memory: SemanticMemory) -> None:
-    fake = FakeMemory([Hit("a", 0.9, "甲", {}), Hit("b", 0.8, "乙", {}), Hit("c", 0.3, "丙", {}),
+    fake = FakeMemory([Hit("a", 0.9, "甲", {}), Hit("b", 0.8, "乙", {}), Hit("c", 0.7, "丙", {}),
                        Hit("d", 0.2, "丁", {})], threshold=0.5)
-    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), Policy(top_k=1), gate=Gate(pool=3)).ask("问题")
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), Policy(top_k=1), gate=Gate(pool=2)).ask("问题")
     assert fake.searches == [("问题", 5)] and fake.thresholds == ["问题"]
     assert [(d.hit.text, d.reason) for d in trace.assembly.dropped] == [
-        ("丙", "gate: below floor"), ("丁", "gate: over pool"), ("乙", "over top_k")]
+        ("丙", "gate: over pool"), ("丁", "gate: below floor"), ("乙", "over top_k")]
     assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
     assert [f for _, f in trace.fates()] == [
-        "[1] -> message 1 (user)", "dropped: over top_k", BELOW_FLOOR, OVER_POOL]
+        "[1] -> message 1 (user)", "dropped: over top_k", OVER_POOL, BELOW_FLOOR]
     assert [(d.hit.text, d.passed) for d in trace.gate] == [
         ("甲", True), ("乙", True), ("丙", False), ("丁", False)]
 
@@ -277,24 +308,43 @@ def test_an_explicit_min_score_wins(memory: SemanticMemory) -> None:
     for gate in (Gate(), None):
         llm = ScriptedLLM(say("不知道"))
         trace = MemoryAgent(memory, llm, Policy(min_score=0.99), gate=gate).ask(COFFEE_Q)
-        assert trace.assembly.no_hit and NO_HIT_ZH in llm.calls[0]["messages"][-1]["content"]
+        assert trace.assembly.no_hit  # an advice question: the advice note follows it
+        assert llm.calls[0]["messages"][-1]["content"] == f"{COFFEE_Q}\n\n{ADVICE_ZH}"
         assert COFFEE not in str(llm.calls[0]["messages"])
         assert dict((h.text, f) for h, f in trace.fates())[COFFEE] == "dropped: below min_score"
 
 
-def test_no_relevant_memory_sends_the_no_hit_note(memory: SemanticMemory) -> None:
-    llm = ScriptedLLM(say("我不知道。"))
+def test_no_relevant_memory_on_a_general_question_sends_the_bare_question(
+        memory: SemanticMemory) -> None:
+    assert question_kind(WEATHER_Q) == "general"
+    llm = ScriptedLLM(say("晴。"))
     trace = MemoryAgent(memory, llm).ask(WEATHER_Q)
-    assert trace.candidates and trace.assembly.no_hit
-    assert trace.messages[-1]["content"].startswith(no_hit_block("zh"))
-    assert [f for _, f in trace.fates()] == [BELOW_FLOOR] * 3 + [OVER_POOL] * 3
+    assert trace.candidates and trace.assembly.no_hit and trace.kind == "general"
+    assert trace.messages[-1] == {"role": "user", "content": WEATHER_Q}
+    assert [f for _, f in trace.fates()] == [BELOW_FLOOR] * 6
     for text in ALL_TEXTS:
         assert text not in str(llm.calls[0]["messages"])
+    for key in ("no_hit", "no_hit_advice", "tool_no_hit", "intro"):
+        assert _TEXT["zh"][key] not in str(llm.calls[0]["messages"])
 
-    llm = ScriptedLLM(say("我不知道。"))
+    llm = ScriptedLLM(say("晴。"))
     trace = MemoryAgent(memory, llm, gate=None).ask(WEATHER_Q)
-    assert trace.assembly.no_hit and trace.messages[-1]["content"].startswith(no_hit_block("zh"))
+    assert trace.assembly.no_hit and trace.messages[-1] == {"role": "user", "content": WEATHER_Q}
     assert {f for _, f in trace.fates()} == {"dropped: below min_score"}
+
+
+@pytest.mark.parametrize("gate", [Gate(), None])
+def test_no_relevant_memory_on_a_fact_question_sends_the_fact_note(
+        memory: SemanticMemory, gate: Gate | None) -> None:
+    assert question_kind(FACT_Q_ZH) == "fact"
+    llm = ScriptedLLM(say("我不知道，你还没告诉过我。"))
+    trace = MemoryAgent(memory, llm, gate=gate).ask(FACT_Q_ZH)
+    assert trace.candidates and trace.assembly.no_hit and trace.kind == "fact"
+    assert llm.calls[0]["messages"][-1] == {"role": "user",
+                                            "content": f"{FACT_Q_ZH}\n\n{NO_HIT_ZH}"}
+    assert OPEN not in str(llm.calls[0]["messages"])
+    for text in ALL_TEXTS:
+        assert text not in str(llm.calls[0]["messages"])
 
 
 def test_an_english_question_gets_english_instructions(memory: SemanticMemory) -> None:
@@ -303,16 +353,18 @@ def test_an_english_question_gets_english_instructions(memory: SemanticMemory) -
     assert [p.hit.text for p in trace.assembly.placed] == [ALICE]
     assert trace.messages[0] == {"role": "system", "content": _TEXT["en"]["system"]}
     assert trace.messages[1]["content"].startswith(_TEXT["en"]["intro"] + "\n" + OPEN)
-    assert trace.messages[1]["content"].endswith(f"{_TEXT['en']['question']}What is my name?")
+    assert trace.messages[1]["content"].endswith(
+        f"{CLOSE}\n{_TEXT['en']['after']}\n\n{_TEXT['en']['question']}What is my name?")
     assert _TEXT["zh"]["intro"] not in str(llm.calls[0]["messages"])
 
     llm = ScriptedLLM(say("I don't know."))
-    trace = MemoryAgent(memory, llm).ask("What is the weather like?")
-    assert trace.assembly.no_hit and trace.messages[-1]["content"].startswith(no_hit_block("en"))
+    trace = MemoryAgent(memory, llm).ask("What is my blood type?")
+    assert trace.assembly.no_hit
+    assert trace.messages[-1]["content"] == f"What is my blood type?\n\n{NO_HIT_EN}"
     # an explicit language wins over the question's
     llm = ScriptedLLM(say("不知道。"))
-    trace = MemoryAgent(memory, llm, Policy(language="zh")).ask("What is the weather like?")
-    assert trace.messages[-1]["content"].startswith(no_hit_block("zh"))
+    trace = MemoryAgent(memory, llm, Policy(language="zh")).ask("What is my blood type?")
+    assert trace.messages[-1]["content"] == f"What is my blood type?\n\n{NO_HIT_ZH}"
     assert trace.messages[0] == {"role": "system", "content": _TEXT["zh"]["system"]}
 
 
@@ -394,8 +446,7 @@ def test_tool_loop(memory: SemanticMemory) -> None:
     assert trace.answer == "你在戒咖啡 [1]，少喝点。"
     assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
         (1, COFFEE, 3)]
-    assert [fate for _, fate in trace.fates()] == [
-        "[1] -> message 3 (tool)", BELOW_FLOOR, BELOW_FLOOR, OVER_POOL, OVER_POOL, OVER_POOL]
+    assert [fate for _, fate in trace.fates()] == ["[1] -> message 3 (tool)"] + [BELOW_FLOOR] * 5
     assert trace.candidates[0].text == COFFEE
     assert [d.hit for d in trace.gate] == trace.candidates
 
@@ -413,7 +464,7 @@ def test_tool_loop_no_hit(memory: SemanticMemory) -> None:
     (i, result), = tool_messages(llm.calls[1]["messages"])
     assert i == 3 and result["content"] == no_hit_block("zh")
     assert trace.assembly.placed == [] and trace.assembly.no_hit
-    assert trace.candidates and {f for _, f in trace.fates()} == {BELOW_FLOOR, OVER_POOL}
+    assert trace.candidates and {f for _, f in trace.fates()} == {BELOW_FLOOR}
     for text in ALL_TEXTS:
         assert text not in str(trace.messages)
 
@@ -506,49 +557,56 @@ def test_at_most_two_rounds(memory: SemanticMemory) -> None:
 
 # -- the gate's judge: a chat model that gives token probabilities --------------------------------
 FOUR = [Hit("a", 0.9, "甲", {}), Hit("b", 0.8, "乙", {}), Hit("c", 0.4, "丙", {}),
-        Hit("d", 0.3, "丁", {})]  # with threshold 0.5: two above the floor, one over the pool
-JUDGED_NO = "dropped: gate: judge: no (P(yes) 0.310)"
+        Hit("d", 0.3, "丁", {})]  # with threshold 0.5: two above the floor
+JUDGED_NO = f"dropped: gate: judge: no (P(yes) {FAIL:.3f})"
+READ_NO = f"dropped: gate: reader: unknown (P(answerable) {FAIL:.3f})"
 
 
 def test_the_judge_drops_what_it_says_no_to() -> None:
-    llm = JudgingLLM(say("ok"), p_yes={"乙": 0.31})
+    llm = JudgingLLM(say("ok"), p_yes={"乙": FAIL})
     trace = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm).ask("问题")
-    # only the candidates in the pool and above the floor are judged, about the question
+    assert trace.kind == "general"
+    # only the candidates above the floor are judged, about the question
     assert llm.judged_facts == ["甲", "乙"]
     assert llm.judged == [judge_messages("问题", "甲"), judge_messages("问题", "乙")]
     assert len(llm.calls) == 1  # judging is not a chat call
     assert [p.hit.text for p in trace.assembly.placed] == ["甲"]
     assert [f for _, f in trace.fates()] == [
-        "[1] -> message 1 (user)", JUDGED_NO, BELOW_FLOOR, OVER_POOL]
+        "[1] -> message 1 (user)", JUDGED_NO, BELOW_FLOOR, BELOW_FLOOR]
     assert [(d.hit.text, d.passed, d.reason) for d in trace.gate] == [
         ("甲", True, "passed"), ("乙", False, "judge: no"), ("丙", False, "below floor"),
-        ("丁", False, "over pool")]
-    assert [d.p_yes for d in trace.gate] == [pytest.approx(0.9), pytest.approx(0.31), None, None]
+        ("丁", False, "below floor")]
+    assert [d.p_yes for d in trace.gate] == [pytest.approx(PASS), pytest.approx(FAIL), None, None]
+    assert [d.judge for d in trace.gate] == ["judge", "judge", None, None]
     assert [(d.hit.text, d.reason) for d in trace.assembly.dropped] == [
-        ("乙", "gate: judge: no (P(yes) 0.310)"), ("丙", "gate: below floor"),
-        ("丁", "gate: over pool")]
+        ("乙", f"gate: judge: no (P(yes) {FAIL:.3f})"), ("丙", "gate: below floor"),
+        ("丁", "gate: below floor")]
     sent = str(llm.calls[0]["messages"])
-    assert "[1] 甲 (" in sent and all(t not in sent for t in ("乙", "丙", "丁"))
+    assert "- 甲" in sent and all(t not in sent for t in ("乙", "丙", "丁"))
     assert f"  0.800  乙  ->  {JUDGED_NO}" in trace.to_text()
     assert f"<b>{JUDGED_NO}</b>" in trace._repr_html_()
 
 
 def test_the_judge_rejecting_everything_sends_the_no_hit_note(memory: SemanticMemory) -> None:
-    llm = JudgingLLM(say("我不知道。"), default=0.1)
+    # an advice question: the judge says no, the advice note follows the question
+    llm = JudgingLLM(say("少喝点。"), default=FAIL)
     trace = MemoryAgent(memory, llm).ask(COFFEE_Q)
     assert llm.judged_facts == [COFFEE]  # the only candidate above the floor
-    assert trace.assembly.no_hit and trace.assembly.placed == []
-    assert llm.calls[0]["messages"][-1]["content"].startswith(no_hit_block("zh"))
-    assert NO_HIT_ZH in llm.calls[0]["messages"][-1]["content"]
+    assert trace.assembly.no_hit and trace.assembly.placed == [] and trace.kind == "advice"
+    assert llm.calls[0]["messages"][-1] == {"role": "user", "content": f"{COFFEE_Q}\n\n{ADVICE_ZH}"}
     fates = [f for _, f in trace.fates()]
-    assert fates == ["dropped: gate: judge: no (P(yes) 0.100)"] + [BELOW_FLOOR] * 2 + [OVER_POOL] * 3
+    assert fates == [JUDGED_NO] + [BELOW_FLOOR] * 5
     for text in ALL_TEXTS:
         assert text not in str(llm.calls[0]["messages"])
 
-    llm = JudgingLLM(say("I don't know."), default=0.1)
+    # a fact question: the reader says "unknown", the fact note follows the question
+    llm = JudgingLLM(say("I don't know."), default=FAIL)
     trace = MemoryAgent(memory, llm).ask("What is my name?")
-    assert llm.judged_facts == [ALICE]
-    assert trace.assembly.no_hit and NO_HIT_EN in trace.messages[-1]["content"]
+    assert llm.judged_facts == [ALICE] and llm.judged == [reader_messages("What is my name?", ALICE)]
+    assert trace.assembly.no_hit and trace.kind == "fact"
+    assert trace.messages[-1] == {"role": "user", "content": f"What is my name?\n\n{NO_HIT_EN}"}
+    assert [f for _, f in trace.fates()][0] == READ_NO
+    assert trace.gate[0].judge == "reader"
     assert ALICE not in str(llm.calls[0]["messages"])
 
 
@@ -577,9 +635,18 @@ def test_the_judge_runs_only_for_a_model_that_gives_probabilities(memory: Semant
     assert [f for _, f in trace.fates()][2:] == ["dropped: below min_score"] * 2
 
 
+def test_the_judge_counts_against_the_pool_whatever_it_says() -> None:
+    llm = JudgingLLM(say("ok"), p_yes={"甲": FAIL})
+    trace = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm, gate=Gate(pool=1)).ask("问题")
+    assert llm.judged_facts == ["甲"]  # 乙 is over the pool: never judged
+    assert [(d.hit.text, d.reason) for d in trace.gate] == [
+        ("甲", "judge: no"), ("乙", "over pool"), ("丙", "below floor"), ("丁", "below floor")]
+    assert trace.assembly.no_hit and trace.messages[-1] == {"role": "user", "content": "问题"}
+
+
 def test_the_tool_path_applies_the_gate() -> None:
     fake = FakeMemory(FOUR, threshold=0.5)
-    llm = JudgingLLM(say("", recall("饮料")), say("ok"), p_yes={"乙": 0.31})
+    llm = JudgingLLM(say("", recall("饮料")), say("ok"), p_yes={"乙": FAIL})
     trace = MemoryAgent(fake, llm).ask("问题", trigger="model")
     assert fake.thresholds == ["饮料"]  # the floor is the tool query's; the judge weighs the question
     assert llm.judged == [judge_messages("问题", "甲"), judge_messages("问题", "乙")]
@@ -588,33 +655,37 @@ def test_the_tool_path_applies_the_gate() -> None:
     assert i == 3 and result["content"].split("\n")[1].startswith("[1] 甲 (")
     assert len(result["content"].split("\n")) == 3
     assert [f for _, f in trace.fates()] == [
-        "[1] -> message 3 (tool)", JUDGED_NO, BELOW_FLOOR, OVER_POOL]
+        "[1] -> message 3 (tool)", JUDGED_NO, BELOW_FLOOR, BELOW_FLOOR]
     assert [(d.hit.text, d.reason) for d in trace.gate] == [
-        ("甲", "passed"), ("乙", "judge: no"), ("丙", "below floor"), ("丁", "over pool")]
-    assert trace.gate[1].p_yes == pytest.approx(0.31)
+        ("甲", "passed"), ("乙", "judge: no"), ("丙", "below floor"), ("丁", "below floor")]
+    assert trace.gate[1].p_yes == pytest.approx(FAIL)
     assert [d.reason for d in trace.assembly.dropped] == [
-        "gate: judge: no (P(yes) 0.310)", "gate: below floor", "gate: over pool"]
+        f"gate: judge: no (P(yes) {FAIL:.3f})", "gate: below floor", "gate: below floor"]
 
-    # the judge says no to everything: the tool result is the no-hit note
-    llm = JudgingLLM(say("", recall("饮料")), say("我不知道。"), default=0.2)
+    # the judge says no to everything: the tool result is the fenced no-hit block (not a
+    # note by the question's kind)
+    llm = JudgingLLM(say("", recall("饮料")), say("我不知道。"), default=FAIL)
     trace = MemoryAgent(FakeMemory(FOUR, threshold=0.5), llm).ask("问题", trigger="model")
     assert tool_messages(llm.calls[1]["messages"])[0][1]["content"] == no_hit_block("zh")
     assert trace.assembly.placed == [] and trace.assembly.no_hit
-    assert [f for _, f in trace.fates()][:2] == ["dropped: gate: judge: no (P(yes) 0.200)"] * 2
+    assert [f for _, f in trace.fates()][:2] == [JUDGED_NO] * 2
+    assert [m["content"] for m in llm.calls[1]["messages"] if m["role"] == "user"] == ["问题"]
 
 
 def test_the_tool_path_gates_each_search(memory: SemanticMemory) -> None:
+    question = "我是谁，我在戒什么？"
+    assert question_kind(question) == "fact"  # so the reader weighs each candidate
     llm = JudgingLLM(say("", recall("咖啡", "call_0"), recall("张三", "call_1")), say("ok"),
-                     p_yes={NAME: 0.2})
-    trace = MemoryAgent(memory, llm).ask("我是谁，我在戒什么？", trigger="model")
+                     p_yes={NAME: FAIL})
+    trace = MemoryAgent(memory, llm).ask(question, trigger="model")
     assert llm.judged_facts == [COFFEE, NAME]
+    assert llm.judged == [reader_messages(question, COFFEE), reader_messages(question, NAME)]
     msgs = llm.calls[1]["messages"]
     assert f"[1] {COFFEE} (" in msgs[3]["content"]
     assert msgs[4]["content"] == no_hit_block("zh")
     assert [(p.ref, p.hit.text, p.message_index) for p in trace.assembly.placed] == [
         (1, COFFEE, 3)]
-    assert dict((h.text, f) for h, f in trace.fates()[6:])[NAME] == (
-        "dropped: gate: judge: no (P(yes) 0.200)")
+    assert dict((h.text, f) for h, f in trace.fates()[6:])[NAME] == READ_NO
     assert len(trace.gate) == len(trace.candidates) == 12
 
 
@@ -622,7 +693,9 @@ def test_the_tool_path_gates_each_search(memory: SemanticMemory) -> None:
 def test_to_text(memory: SemanticMemory) -> None:
     trace = MemoryAgent(memory, ScriptedLLM(say("少喝«咖啡»。"))).ask(COFFEE_Q)
     text = trace.to_text()
-    assert text.startswith(f"question: {COFFEE_Q}\ntrigger:  program\ncandidates:\n")
+    assert text.startswith(f"question: {COFFEE_Q}\ntrigger:  program\nkind:     advice\ncandidates:\n")
+    assert "<th>kind</th><td>advice</td>" in trace._repr_html_().replace(
+        " style='text-align:left;vertical-align:top'", "")
     for hit, fate in trace.fates():
         assert f"  {hit.score:.3f}  {hit.text}  ->  {fate}" in text
     assert "messages:\n  0 system: " in text
@@ -755,11 +828,81 @@ def test_the_pool_follows_top_k_when_the_gate_has_none() -> None:
     assert [p.hit.text for p in trace.assembly.placed] == ["甲", "乙", "丙", "丁"]
 
 
-def test_newest_wins_runs_before_the_pool_is_counted() -> None:
-    hits = [Hit("n", 0.95, "用户叫张三", {}), Hit("j", 0.90, "用户是后端工程师", {}),
-            Hit("old", 0.80, "用户每天喝三杯咖啡", {"subject": "咖啡", "created_at": "2026-01-01T00:00:00"}),
-            Hit("new", 0.70, "用户在戒咖啡", {"subject": "咖啡", "created_at": "2026-06-01T00:00:00"})]
-    trace = MemoryAgent(FakeMemory(hits), ScriptedLLM(say("ok")),
-                        Policy(conflicts="newest_wins")).ask("问")
+COFFEE_OLD = Hit("old", 0.80, "用户每天喝三杯咖啡", {"subject": "咖啡", "created_at": "2026-01-01T00:00:00"})
+COFFEE_NEW = Hit("new", 0.70, "用户在戒咖啡", {"subject": "咖啡", "created_at": "2026-06-01T00:00:00"})
+CONFLICT = [Hit("n", 0.95, "用户叫张三", {}), Hit("j", 0.90, "用户是后端工程师", {}), COFFEE_OLD,
+            COFFEE_NEW]
+
+
+def test_newest_wins_keeps_the_newer_of_the_memories_that_passed() -> None:
+    trace = MemoryAgent(FakeMemory(CONFLICT), ScriptedLLM(say("ok")),
+                        Policy(conflicts="newest_wins", top_k=4)).ask("问")
     assert [p.hit.text for p in trace.assembly.placed] == ["用户叫张三", "用户是后端工程师", "用户在戒咖啡"]
     assert dict((h.text, f) for h, f in trace.fates())["用户每天喝三杯咖啡"] == "dropped: superseded by newer"
+    assert [(d.hit.text, d.passed, d.reason) for d in trace.gate][2] == (
+        "用户每天喝三杯咖啡", False, "superseded by newer")
+    # with show_both (the default) both stay
+    trace = MemoryAgent(FakeMemory(CONFLICT), ScriptedLLM(say("ok")), Policy(top_k=4)).ask("问")
+    assert len(trace.assembly.placed) == 4
+
+
+def test_newest_wins_runs_after_the_gate() -> None:
+    """A newer memory the gate rejects does not take the older one that passed with it."""
+    question = "我今天能喝咖啡吗？"
+    assert question_kind(question) == "advice"
+    llm = JudgingLLM(say("ok"), p_yes={COFFEE_NEW.text: FAIL})
+    trace = MemoryAgent(FakeMemory(CONFLICT), llm, Policy(conflicts="newest_wins", top_k=4)).ask(question)
+    assert COFFEE_NEW.text in llm.judged_facts  # the newer one was judged, and said no to
+    assert [p.hit.text for p in trace.assembly.placed] == ["用户叫张三", "用户是后端工程师", COFFEE_OLD.text]
+    fates = dict((h.text, f) for h, f in trace.fates())
+    assert fates[COFFEE_NEW.text] == JUDGED_NO
+    assert fates[COFFEE_OLD.text].startswith("[3] -> message 1")
+    assert [d.reason for d in trace.gate].count("superseded by newer") == 0
+
+
+def test_a_stale_memory_never_takes_the_place_of_the_newer_one() -> None:
+    trace = MemoryAgent(FakeMemory(CONFLICT), ScriptedLLM(say("ok")),
+                        Policy(conflicts="newest_wins")).ask("问")
+    assert COFFEE_OLD.text not in [p.hit.text for p in trace.assembly.placed]
+
+
+# -- the two branches: something passed, or a note by the question's kind ----------------------
+BRANCH_QUESTIONS = [("我的血型是什么？", "zh", "fact"), ("What's my dentist's name?", "en", "fact"),
+                    ("我今天能喝咖啡吗？", "zh", "advice"), ("Can I have a latte tonight?", "en", "advice"),
+                    ("感冒一般几天能好？", "zh", "general"),
+                    ("How long should you boil an egg for a runny yolk?", "en", "general")]
+REFUSALS = ("no_hit", "no_hit_advice", "tool_no_hit", "cite")
+
+
+@pytest.mark.parametrize(("question", "language", "kind"), BRANCH_QUESTIONS)
+def test_something_passed_sends_plain_facts_and_no_refusal(question: str, language: str,
+                                                            kind: str) -> None:
+    assert question_kind(question) == kind
+    fact = Hit("a", 0.9, "最近在戒咖啡，想少喝一点", {"created_at": "2026-09-01T09:01:00+08:00"})
+    llm = ScriptedLLM(say("ok"))
+    trace = MemoryAgent(FakeMemory([fact], threshold=0.5), llm).ask(question)
+    assert trace.kind == kind and [p.hit.text for p in trace.assembly.placed] == [fact.text]
+    text = _TEXT[language]
+    assert llm.calls[0]["messages"][-1]["content"] == (
+        f"{text['intro']}\n{OPEN}\n- {fact.text} (2026-09-01)\n{CLOSE}\n{text['after']}\n\n"
+        f"{text['question']}{question}")
+    sent = str(llm.calls[0]["messages"])
+    for lang in ("zh", "en"):
+        for key in REFUSALS:
+            assert _TEXT[lang][key] not in sent
+
+
+@pytest.mark.parametrize(("question", "language", "kind"), BRANCH_QUESTIONS)
+def test_nothing_passed_sends_the_note_of_the_questions_kind(question: str, language: str,
+                                                              kind: str) -> None:
+    fact = Hit("a", 0.9, "最近在戒咖啡，想少喝一点", {})
+    llm = ScriptedLLM(say("ok"))
+    trace = MemoryAgent(FakeMemory([fact], threshold=0.95), llm).ask(question)
+    assert trace.kind == kind and trace.assembly.no_hit
+    note = {"fact": _TEXT[language]["no_hit"], "advice": _TEXT[language]["no_hit_advice"],
+            "general": ""}[kind]
+    assert no_hit_note(language, kind) == note
+    expected = f"{question}\n\n{note}" if note else question  # general: the bare question
+    assert llm.calls[0]["messages"] == [{"role": "system", "content": _TEXT[language]["system"]},
+                                        {"role": "user", "content": expected}]
+    assert fact.text not in str(llm.calls[0]["messages"])

@@ -1,28 +1,46 @@
-"""The retrieval gate: the cosine floor, the pool, the judge's decisions and prompt, and
-how MemoryAgent uses it. The judge's model is a scripted probability table here (the
-mechanism), and the real local model once (the probabilities are real and repeatable)."""
+"""The retrieval gate: the cosine floor, the free checks (whom a memory is about, the asked
+number or time, a plan asked as done), the pool, the model step by the question's kind (the
+reader for fact questions, the judge for advice and general ones) and their prompts. The
+model is a scripted probability table here (the mechanism), and the real local model once
+(the probabilities are real and repeatable). Thresholds come from the module's constants,
+so retuning them does not break these tests."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from gya_memory.gate import (
-    JUDGE_MIN, JUDGE_SYSTEM, RECALL_FLOOR_BY_LANGUAGE, Gate, judge_messages, judge_relevance,
-    passed, recall_floor,
+    FACT_MIN, GENERAL_MIN, JUDGE_MIN, JUDGE_SYSTEM, JUDGE_SYSTEM_ZH, READER_SYSTEM,
+    READER_SYSTEM_ZH, RECALL_FLOOR_BY_LANGUAGE, Gate, GateDecision, about_of_hit,
+    judge_messages, judge_relevance, passed, reader_messages, reader_relevance, recall_floor,
 )
+from gya_memory.questions import question_kind
 from gya_memory.semantic import Hit
 
 
-def hit(text: str, score: float) -> Hit:
-    return Hit(id=text, score=score, text=text, payload={})
+def hit(text: str, score: float, **payload: Any) -> Hit:
+    return Hit(id=text, score=score, text=text, payload=dict(payload))
+
+
+_FACT = re.compile(r"(?:Fact: |事实：)(.*?)(?: ->\Z|\n)")
+
+
+def fact_of(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The fact a judge's or a reader's prompt asks about."""
+    return _FACT.search(str(messages[-1]["content"])).group(1)
+
+
+def is_reader(messages: Sequence[Mapping[str, Any]]) -> bool:
+    return messages[0]["content"] in (READER_SYSTEM, READER_SYSTEM_ZH)
 
 
 class Judge:
-    """P(yes) per fact text; records the facts it was asked about."""
+    """P(yes) per fact text; records the facts it was asked about (judge prompts only)."""
 
     gives_probabilities = True
 
@@ -32,23 +50,53 @@ class Judge:
 
     def next_token_probs(self, messages: Sequence[Mapping[str, Any]], *,
                          top: int = 10) -> dict[str, float]:
-        fact = str(messages[-1]["content"]).split(" Fact: ", 1)[1].removesuffix(" ->")
+        assert not is_reader(messages)
+        fact = fact_of(messages)
         self.asked.append(fact)
         p = self.p_yes[fact]
         return {"yes": p * 0.9, "no": (1 - p) * 0.9, "the": 0.1}
+
+
+class Probs:
+    """A ProbabilityModel whose first-token probabilities are what ``table`` returns for the
+    prompt (a dict, or a function of the fact); records every prompt."""
+
+    gives_probabilities = True
+
+    def __init__(self, table: Mapping[str, float] | Callable[[str], Mapping[str, float]]) -> None:
+        self.table = table
+        self.prompts: list[list[dict[str, Any]]] = []
+
+    def next_token_probs(self, messages: Sequence[Mapping[str, Any]], *,
+                         top: int = 10) -> dict[str, float]:
+        self.prompts.append([dict(m) for m in messages])
+        table = self.table(fact_of(messages)) if callable(self.table) else self.table
+        return dict(table)
+
+    @property
+    def readers(self) -> list[bool]:
+        return [is_reader(m) for m in self.prompts]
+
+
+# Probabilities on either side of every threshold (they may be tuned again).
+HIGH = (1 + max(FACT_MIN, JUDGE_MIN, GENERAL_MIN)) / 2
+LOW = min(FACT_MIN, JUDGE_MIN, GENERAL_MIN) / 2
 
 
 HITS = [hit("a", 0.90), hit("b", 0.88), hit("c", 0.80), hit("d", 0.95)]
 
 
 def test_floor_and_pool_without_a_judge() -> None:
-    decisions = Gate(pool=3, judge_min=None).apply("q", HITS, floor=0.85)
+    decisions = Gate(pool=3, judge_min=None).apply("q", HITS, floor=0.75)
     assert [(d.hit.text, d.passed, d.reason) for d in decisions] == [
         ("d", True, "passed"), ("a", True, "passed"), ("b", True, "passed"),
         ("c", False, "over pool")]
     decisions = Gate(pool=4, judge_min=None).apply("q", HITS, floor=0.85)
     assert [d.reason for d in decisions][-1] == "below floor"
     assert [h.text for h in passed(decisions)] == ["d", "a", "b"]
+    # the floor is checked for every candidate, before the pool: below it is the reason
+    decisions = Gate(pool=1, judge_min=None).apply("q", HITS, floor=0.85)
+    assert [d.reason for d in decisions] == ["passed", "over pool", "over pool", "below floor"]
 
 
 def test_the_gate_floor_wins_over_the_one_given() -> None:
@@ -57,13 +105,16 @@ def test_the_gate_floor_wins_over_the_one_given() -> None:
 
 
 def test_the_judge_decides_above_the_floor_only() -> None:
+    question = "Can I have the cheesecake?"
+    assert question_kind(question) == "advice"  # advice: judge_min decides
     judge = Judge({"d": 0.2, "a": 0.7, "b": 0.5})
-    decisions = Gate(pool=4, judge_min=0.45).apply("q", HITS, floor=0.85, judge=judge)
+    decisions = Gate(pool=4, judge_min=0.45).apply(question, HITS, floor=0.85, judge=judge)
     assert judge.asked == ["d", "a", "b"]  # c is below the floor: never judged
     assert [(d.hit.text, d.passed, d.reason) for d in decisions] == [
         ("d", False, "judge: no"), ("a", True, "passed"), ("b", True, "passed"),
         ("c", False, "below floor")]
     assert [round(d.p_yes, 3) for d in decisions[:3]] == [0.2, 0.7, 0.5]
+    assert [d.judge for d in decisions] == ["judge", "judge", "judge", None]
 
 
 def test_judge_relevance_normalises_yes_against_no() -> None:
@@ -77,9 +128,44 @@ def test_judge_relevance_normalises_yes_against_no() -> None:
 
 
 def test_judge_prompt_puts_the_question_first_on_one_line() -> None:
+    messages = judge_messages("Can I eat\nkung pao chicken?", "Allergic\nto peanuts")
+    assert messages[0] == {"role": "system", "content": JUDGE_SYSTEM}
+    assert messages[1]["content"] == "Question: Can I eat kung pao chicken? Fact: Allergic to peanuts ->"
+
+
+def test_the_judge_prompt_is_in_the_questions_language() -> None:
     messages = judge_messages("我能吃\n宫保鸡丁吗？", "对花生\n过敏")
+    assert messages[0] == {"role": "system", "content": JUDGE_SYSTEM_ZH}
+    assert messages[1]["content"] == "问题：我能吃 宫保鸡丁吗？ 事实：对花生 过敏 ->"
+    # the language can be named; the verdict words stay yes/no in both
+    messages = judge_messages("我能吃\n宫保鸡丁吗？", "对花生\n过敏", language="en")
     assert messages[0] == {"role": "system", "content": JUDGE_SYSTEM}
     assert messages[1]["content"] == "Question: 我能吃 宫保鸡丁吗？ Fact: 对花生 过敏 ->"
+    assert "yes" in JUDGE_SYSTEM_ZH and "no" in JUDGE_SYSTEM_ZH
+
+
+def test_the_reader_prompt_gives_the_fact_then_the_question() -> None:
+    assert reader_messages("What's my\ndog called?", "Dog is\ncalled Rex") == [
+        {"role": "system", "content": READER_SYSTEM},
+        {"role": "user", "content": "Fact: Dog is called Rex\nQuestion: What's my dog called?"}]
+    assert reader_messages("我家狗叫\n什么？", "狗叫\n旺财") == [
+        {"role": "system", "content": READER_SYSTEM_ZH},
+        {"role": "user", "content": "事实：狗叫 旺财\n问题：我家狗叫 什么？"}]
+    assert reader_messages("我家狗叫什么？", "狗叫旺财", language="en")[0]["content"] == READER_SYSTEM
+
+
+@pytest.mark.parametrize(("probs", "expected"), [
+    ({"unknown": 0.9, "Rex": 0.1}, 0.1),
+    ({"Rex": 0.7, "It": 0.2}, 1.0),  # no "unknown" among the top tokens: answerable
+    ({"unk": 0.5, "Unknown": 0.25, " unknown": 0.25}, 0.0),  # pieces and cases all count
+    ({"未知": 0.3, "不知道": 0.2, "旺": 0.5}, 0.5),
+    ({"un": 0.4, "u": 0.3, "Rex": 0.3}, 0.6),  # "un" starts "unknown"; one letter does not
+    ({"unknown": 0.7, "unk": 0.6}, 0.0),  # never below 0
+])
+def test_reader_relevance_is_one_minus_p_unknown(probs: dict[str, float], expected: float) -> None:
+    model = Probs(probs)
+    assert reader_relevance(model, "What's my dog called?", "Dog is called Rex") == pytest.approx(expected)
+    assert model.prompts == [reader_messages("What's my dog called?", "Dog is called Rex")]
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -89,6 +175,10 @@ def test_judge_prompt_puts_the_question_first_on_one_line() -> None:
     ({"judge_min": math.inf}, "judge_min must be a finite number"),
     ({"judge_min": 1.5}, "judge_min is a probability"),
     ({"floor": "0.8"}, "floor must be a finite number"),
+    ({"fact_min": 1.5}, "fact_min is a probability"),
+    ({"general_min": -0.1}, "general_min is a probability"),
+    ({"fact_min": math.nan}, "fact_min must be a finite number"),
+    ({"judge_language": "zh"}, "judge_language must be"),
 ])
 def test_bad_gate_settings_are_refused(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -132,8 +222,197 @@ def test_recall_floors_still_match_the_calibration_set() -> None:
         assert threshold_for_acceptance(positives, RECALL_KEEP) == floor
 
 
-def test_judge_min_is_the_tuned_value() -> None:
-    assert JUDGE_MIN == 0.45  # see notebook 09 and `python -m gya_memory.evaluation --sweep`
+def test_the_gate_defaults_are_the_tuned_constants() -> None:
+    """The thresholds are tuned (notebook 09, ``python -m gya_memory.evaluation --sweep``):
+    the gate takes them from the constants, and each is a probability."""
+    gate = Gate()
+    assert (gate.judge_min, gate.fact_min, gate.general_min) == (JUDGE_MIN, FACT_MIN, GENERAL_MIN)
+    assert gate.about and gate.rules and gate.judge_language == "question"
+    for value in (JUDGE_MIN, FACT_MIN, GENERAL_MIN):
+        assert 0 < value < 1
+
+
+# -- the free checks: whom a memory is about, the asked number or time, a plan --------------
+def reasons(decisions: Sequence[GateDecision]) -> list[tuple[str, bool, str]]:
+    return [(d.hit.text, d.passed, d.reason) for d in decisions]
+
+
+def test_a_memory_about_another_person_is_dropped_with_whom() -> None:
+    hits = [hit("妹妹在成都当护士", 0.95), hit("在银行做柜员", 0.90)]
+    decisions = Gate(judge_min=None).apply("我自己是做什么工作的？", hits, floor=0.5)
+    assert reasons(decisions) == [("妹妹在成都当护士", False, "about: 妹妹"),
+                                  ("在银行做柜员", True, "passed")]
+    # the other way round: a question about the sister takes only memories about her
+    decisions = Gate(judge_min=None).apply("我妹妹在哪上班？", hits, floor=0.5)
+    assert reasons(decisions) == [("妹妹在成都当护士", True, "passed"),
+                                  ("在银行做柜员", False, "about: user")]
+    hits = [hit("User's sister Chloe teaches piano", 0.9), hit("Teaches maths at a primary school", 0.8)]
+    decisions = Gate(judge_min=None).apply("What do I teach?", hits, floor=0.5)
+    assert reasons(decisions)[0] == ("User's sister Chloe teaches piano", False, "about: sister")
+    assert passed(decisions) == hits[1:]
+
+
+def test_a_stored_about_wins_over_the_rule() -> None:
+    h = hit("在成都当护士", 0.9, about="妹妹")  # the text alone reads as the user's
+    assert about_of_hit(h) == "妹妹" and about_of_hit(hit("在成都当护士", 0.9)) == "user"
+    decisions = Gate(judge_min=None).apply("我自己是做什么工作的？", [h], floor=0.5)
+    assert reasons(decisions) == [("在成都当护士", False, "about: 妹妹")]
+
+
+def test_advice_may_use_a_memory_about_a_person_the_question_names() -> None:
+    question = "My sister visits on Friday, where should we eat?"
+    assert question_kind(question) == "advice"
+    hits = [hit("Sister is vegan", 0.9), hit("Allergic to shellfish", 0.85), hit("Wife hates sushi", 0.8)]
+    decisions = Gate(judge_min=None).apply(question, hits, floor=0.5)
+    assert reasons(decisions) == [("Sister is vegan", True, "passed"),
+                                  ("Allergic to shellfish", True, "passed"),
+                                  ("Wife hates sushi", False, "about: wife")]
+
+
+def test_a_fact_question_drops_a_memory_without_the_asked_number_or_time() -> None:
+    question = "我上次体检的总胆固醇具体是多少？"
+    hits = [hit("体检查出总胆固醇偏高", 0.95), hit("上次体检总胆固醇6.2", 0.9)]
+    decisions = Gate(judge_min=None).apply(question, hits, floor=0.5)
+    assert reasons(decisions) == [("体检查出总胆固醇偏高", False, "asks for a number"),
+                                  ("上次体检总胆固醇6.2", True, "passed")]
+    hits = [hit("Flight booked with KLM", 0.95), hit("Flight to Rome leaves Monday at 7:40", 0.9)]
+    decisions = Gate(judge_min=None).apply("When is my flight?", hits, floor=0.5)
+    assert reasons(decisions) == [("Flight booked with KLM", False, "asks for a time"),
+                                  ("Flight to Rome leaves Monday at 7:40", True, "passed")]
+
+
+def test_a_fact_question_about_the_past_drops_a_plan() -> None:
+    question = "Which sailing club did I join?"
+    hits = [hit("Wants to learn to sail next summer", 0.95), hit("Joined the Bayside sailing club in May", 0.9)]
+    decisions = Gate(judge_min=None).apply(question, hits, floor=0.5)
+    assert reasons(decisions) == [("Wants to learn to sail next summer", False, "a plan asked as done"),
+                                  ("Joined the Bayside sailing club in May", True, "passed")]
+    decisions = Gate(judge_min=None).apply("我去年报了哪个瑜伽班？", [hit("想报个瑜伽班", 0.9)], floor=0.5)
+    assert reasons(decisions) == [("想报个瑜伽班", False, "a plan asked as done")]
+
+
+def test_the_slot_rules_apply_to_fact_questions_only() -> None:
+    question = "How much should I drink before a long run?"
+    assert question_kind(question) == "advice"
+    decisions = Gate(judge_min=None).apply(question, [hit("Training for a marathon", 0.9)], floor=0.5)
+    assert reasons(decisions) == [("Training for a marathon", True, "passed")]
+    # the kind can be given; a fact kind makes the rule apply
+    decisions = Gate(judge_min=None).apply(question, [hit("Training for a marathon", 0.9)],
+                                           floor=0.5, kind="fact")
+    assert reasons(decisions) == [("Training for a marathon", False, "asks for a number")]
+    # advice may rest on a plan
+    decisions = Gate(judge_min=None).apply("Did I pack enough? Any tips?", [hit("Plans to hike Snowdon", 0.9)],
+                                           floor=0.5)
+    assert passed(decisions) and question_kind("Did I pack enough? Any tips?") == "advice"
+
+
+def test_the_free_checks_can_be_turned_off() -> None:
+    hits = [hit("妹妹在成都当护士", 0.95)]
+    assert not passed(Gate(judge_min=None).apply("我自己是做什么工作的？", hits, floor=0.5))
+    assert passed(Gate(judge_min=None, about=False).apply("我自己是做什么工作的？", hits, floor=0.5)) == hits
+    hits = [hit("体检查出总胆固醇偏高", 0.95)]
+    assert passed(Gate(judge_min=None, rules=False).apply("我的总胆固醇是多少？", hits, floor=0.5)) == hits
+    hits = [hit("Wants to learn to sail", 0.95)]
+    assert passed(Gate(judge_min=None, rules=False).apply("Which sailing club did I join?", hits,
+                                                          floor=0.5)) == hits
+
+
+def test_below_the_floor_is_the_reason_before_any_free_check() -> None:
+    decisions = Gate(judge_min=None).apply("我自己是做什么工作的？", [hit("妹妹在成都当护士", 0.3)], floor=0.5)
+    assert reasons(decisions) == [("妹妹在成都当护士", False, "below floor")]
+
+
+def test_a_look_alike_the_free_checks_drop_leaves_its_place_in_the_pool() -> None:
+    hits = [hit("妹妹在成都当护士", 0.95), hit("弟弟在读大学", 0.93), hit("在银行做柜员", 0.90)]
+    model = Probs({"unknown": 0.0, "在": 1.0})
+    decisions = Gate(pool=1).apply("我自己是做什么工作的？", hits, floor=0.5, judge=model)
+    assert reasons(decisions) == [("妹妹在成都当护士", False, "about: 妹妹"),
+                                  ("弟弟在读大学", False, "about: 弟弟"),
+                                  ("在银行做柜员", True, "passed")]
+    assert [fact_of(m) for m in model.prompts] == ["在银行做柜员"]  # only it was read
+
+
+# -- the model step, by the question's kind ---------------------------------------------------
+def test_a_fact_question_asks_the_reader_and_passes_at_fact_min() -> None:
+    question = "What's my dog called?"
+    assert question_kind(question) == "fact"
+    hits = [hit("Dog is called Rex", 0.9), hit("Dog is a border collie", 0.8)]
+    model = Probs(lambda fact: {"Rex": HIGH, "unknown": 1 - HIGH} if "Rex" in fact
+                  else {"unknown": 1 - LOW, "It": LOW})
+    decisions = Gate().apply(question, hits, floor=0.5, judge=model)
+    assert model.prompts == [reader_messages(question, h.text) for h in hits]
+    assert reasons(decisions) == [("Dog is called Rex", True, "passed"),
+                                  ("Dog is a border collie", False, "reader: unknown")]
+    assert [d.judge for d in decisions] == ["reader", "reader"]
+    assert [d.p_yes for d in decisions] == [pytest.approx(HIGH), pytest.approx(LOW)]
+    # exactly at fact_min passes (>=)
+    at = Probs({"unknown": 1 - FACT_MIN, "Rex": FACT_MIN})
+    assert Gate().apply(question, hits[:1], floor=0.5, judge=at)[0].passed
+    # a fact question never asks the yes/no judge: P(yes) alone would not pass it
+    yes = Probs({"yes": 0.99, "no": 0.01, "unknown": 0.95})
+    decision, = Gate().apply(question, hits[:1], floor=0.5, judge=yes)
+    assert not decision.passed and decision.reason == "reader: unknown"
+
+
+def test_an_advice_question_asks_the_judge_and_passes_at_judge_min() -> None:
+    question = "我今晚能吃火锅吗？"
+    assert question_kind(question) == "advice"
+    hits = [hit("胃溃疡还没好，医生让吃清淡的", 0.9), hit("喜欢看科幻电影", 0.8)]
+    model = Probs(lambda fact: {"yes": 0.8, "no": 0.2} if "胃" in fact else {"yes": 0.2, "no": 0.8})
+    decisions = Gate(judge_min=0.5).apply(question, hits, floor=0.5, judge=model)
+    assert model.prompts == [judge_messages(question, h.text) for h in hits]
+    assert reasons(decisions) == [(hits[0].text, True, "passed"), (hits[1].text, False, "judge: no")]
+    assert [d.judge for d in decisions] == ["judge", "judge"]
+    assert [d.p_yes for d in decisions] == [pytest.approx(0.8), pytest.approx(0.2)]
+    # the default gate: the constant decides, inclusive
+    for p, ok in ((JUDGE_MIN, True), (JUDGE_MIN / 2, False)):
+        decision, = Gate().apply(question, hits[:1], floor=0.5, judge=Probs({"yes": p, "no": 1 - p}))
+        assert decision.passed is ok and decision.judge == "judge"
+    # the reader's "unknown" does not matter to the judge
+    decision, = Gate().apply(question, hits[:1], floor=0.5,
+                             judge=Probs({"yes": HIGH, "no": 1 - HIGH, "unknown": 0.9}))
+    assert decision.passed
+
+
+def test_a_general_question_passes_at_general_min() -> None:
+    question = "How long should you boil an egg for a runny yolk?"
+    assert question_kind(question) == "general"
+    h = hit("Keeps chickens in the garden", 0.9)
+    between = (min(JUDGE_MIN, GENERAL_MIN) + max(JUDGE_MIN, GENERAL_MIN)) / 2
+    for p in (GENERAL_MIN, HIGH, LOW, between):
+        decision, = Gate().apply(question, [h], floor=0.5, judge=Probs({"yes": p, "no": 1 - p}))
+        assert decision.passed is (p >= GENERAL_MIN) and decision.judge == "judge"
+        assert decision.reason == ("passed" if p >= GENERAL_MIN else "judge: no")
+    # its own threshold, not the advice one
+    decision, = Gate(judge_min=0.1, general_min=0.95).apply(
+        question, [h], floor=0.5, judge=Probs({"yes": 0.9, "no": 0.1}))
+    assert not decision.passed
+    decision, = Gate(judge_min=0.99, general_min=0.5).apply(
+        question, [h], floor=0.5, judge=Probs({"yes": 0.9, "no": 0.1}))
+    assert decision.passed
+
+
+def test_the_kind_given_wins_over_the_questions() -> None:
+    question = "我今晚能吃火锅吗？"  # advice by the rule
+    model = Probs({"yes": 0.99, "no": 0.01, "unknown": 0.99})
+    decision, = Gate().apply(question, [hit("胃溃疡还没好", 0.9)], floor=0.5, judge=model, kind="fact")
+    assert decision.judge == "reader" and not decision.passed and model.readers == [True]
+
+
+def test_the_judge_language_can_be_english_for_every_question() -> None:
+    model = Probs({"yes": 0.9, "no": 0.1})
+    Gate(judge_language="en").apply("我今晚能吃火锅吗？", [hit("胃溃疡还没好", 0.9)], floor=0.5, judge=model)
+    assert model.prompts == [judge_messages("我今晚能吃火锅吗？", "胃溃疡还没好", language="en")]
+    model = Probs({"unknown": 0.1})
+    Gate(judge_language="en").apply("我家狗叫什么？", [hit("狗叫旺财", 0.9)], floor=0.5, judge=model)
+    assert model.prompts == [reader_messages("我家狗叫什么？", "狗叫旺财", language="en")]
+
+
+def test_no_model_or_judge_min_none_lets_the_free_checks_decide() -> None:
+    hits = [hit("Dog is called Rex", 0.9)]
+    for gate, judge in ((Gate(), None), (Gate(judge_min=None), Probs({"unknown": 1.0}))):
+        decision, = gate.apply("What's my dog called?", hits, floor=0.5, judge=judge)
+        assert decision == GateDecision(hits[0], True, "passed")
 
 
 # -- the real local model as the judge -------------------------------------------------------

@@ -1,0 +1,77 @@
+"""The question-kind rule (questions.question_kind): a personal fact, advice that depends on
+the person, or a general question, on clear examples in both languages written for these
+tests (none from the evaluation sets)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gya_memory.questions import KINDS, question_kind
+
+FACT = [
+    "我儿子的班主任姓什么来着？", "我的车牌号是多少？", "我老家在哪个省？", "我上周去医院看的是哪个科？",
+    "我是不是对青霉素过敏？", "你还记得我喜欢什么颜色吗？",
+    "What's my sister's name?", "Where do I work?", "When is my passport due to expire?",
+    "Which gym did I sign up for?", "Did I ever tell you my blood type?", "Remind me, what car do I drive?",
+]
+ADVICE = [
+    "我今晚能吃火锅吗？", "周末带我爸去爬山，该注意什么？", "我该怎么安排下周的复习？",
+    "我最近总失眠，有什么好办法？", "给我推荐一本适合睡前看的书。", "我适合练瑜伽吗？",
+    "Should I rent a car for the trip?", "Any tips for my first half marathon?",
+    "Is it safe for me to have shrimp tonight?", "Can I take ibuprofen with my coffee?",
+    "What should I pack for my trip to Iceland?", "How can I sleep better after night shifts?",
+]
+GENERAL = [
+    "感冒一般几天能好？", "红烧肉怎么做才不腻？", "北京到上海的高铁要坐多久？", "猫为什么喜欢晒太阳？",
+    "How long should you boil an egg for a runny yolk?", "What is the capital of Australia?",
+    "How do vaccines work?", "Why is the sky blue?",
+]
+
+
+@pytest.mark.parametrize("question", FACT)
+def test_fact_questions(question: str) -> None:
+    assert question_kind(question) == "fact"
+
+
+@pytest.mark.parametrize("question", ADVICE)
+def test_advice_questions(question: str) -> None:
+    assert question_kind(question) == "advice"
+
+
+@pytest.mark.parametrize("question", GENERAL)
+def test_general_questions(question: str) -> None:
+    assert question_kind(question) == "general"
+
+
+def test_the_examples_cover_both_languages() -> None:
+    from gya_memory.text import language_of
+
+    for examples in (FACT, ADVICE, GENERAL):
+        assert {language_of(q) for q in examples} == {"zh", "en"}
+
+
+def test_a_judgement_wins_over_a_wh_word() -> None:
+    # "what should I …" asks what, but for a judgement: advice
+    assert question_kind("What should I eat before my exam?") == "advice"
+    assert question_kind("我明天面试该穿什么？") == "advice"
+
+
+def test_a_personal_statement_reads_as_asking_for_help() -> None:
+    assert question_kind("我下周出差。") == "advice"
+    assert question_kind("I have a cold.") == "advice"
+
+
+def test_whitespace_and_line_breaks_do_not_change_the_kind() -> None:
+    assert question_kind("  What's my\nsister's   name?  ") == question_kind("What's my sister's name?")
+
+
+def test_the_kinds() -> None:
+    assert KINDS == ("fact", "advice", "general")
+    for q in FACT + ADVICE + GENERAL:
+        assert question_kind(q) in KINDS
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t", None, 42])
+def test_an_empty_question_is_refused(question: object) -> None:
+    with pytest.raises(ValueError, match="question is empty"):
+        question_kind(question)  # type: ignore[arg-type]
