@@ -27,8 +27,12 @@ Each module holds one idea from the series and can be read on its own:
 - ``llm``          the chat model: local Qwen2.5-Coder-1.5B, or an OpenAI-compatible server
 - ``context``      context assembly: filter, budget, order, placement, fenced memories
 - ``agent``        the closed loop, traces, the recall_memory tool, grounding checks
+- ``questions``    the kind of a question: a personal fact, advice, or general
+- ``about``        whom a memory or a question is about (the user, a relation, a pet)
+- ``slots``        what a fact question asks for (a number, a time) and plans asked as done
 - ``gate``, ``grounding``, ``evaluation``  the answer gate, grounding checks, evaluation
-                   (``scenarios``: the evaluation set; ``gate_features``: scores tried for the gate)
+                   (``scenarios``: the evaluation sets; ``gate_features``: scores tried for the gate)
+- ``acceptance``   the article's acceptance check, five conditions, on the acceptance set
 - ``experiments``  the placement experiment
 - ``procedural``   procedural memory (程序记忆): recipes you find and call
 - ``curated``      Hermes-style bounded MEMORY.md / USER.md with frozen snapshots

@@ -111,7 +111,8 @@ class Assembly:
         return not self.placed
 
     def memory_message(self) -> Message | None:
-        """The message that carries the memory block (or the no-hit note), if any."""
+        """The message that carries the memory block, if any (the no-hit note is not a
+        block: it follows the question)."""
         for m in self.messages:
             if OPEN in m["content"]:
                 return m

@@ -4,21 +4,34 @@ Retrieval ranks a user's memories by similarity to the question; the gate decide
 them are relevant enough to put into the context. Sending an irrelevant memory is not
 harmless: a small model builds its answer on whatever it is given ("我丈夫是银行的客户经理"
 from a memory about the user's own job). Sending nothing when a relevant memory exists loses
-the point of having memory. The gate has two steps, and a trace shows both:
+the point of having memory. The gate runs its cheap checks first and asks the model last,
+and a trace shows every step:
 
-1. **floor** (embedding only, cheap): keep at most ``pool`` candidates whose cosine is at
-   least the embedder's recall-first threshold for the question's language. The floor is
-   chosen so that about 95% of relevant memories on the calibration set pass: it cuts the
-   clearly unrelated, nothing more. One fixed cosine cannot do more for e5, whose scores for
-   relevant and look-alike memories overlap (notebook 09 shows it on a fresh test set).
-2. **judge** (optional, the chat model): for each candidate that passed the floor, one short
-   prompt asks "does the answer need this fact?" and reads the probability of *yes* from the
-   first token (prefill only, no text is generated). Candidates with ``P(yes) >= judge_min``
-   pass. With no judge, the floor alone decides.
+1. **floor** (embedding only): drop candidates below the embedder's recall-first cosine for
+   the question's language. The floor keeps about 95% of relevant memories on the
+   calibration set: it cuts the clearly unrelated, nothing more (e5's scores for relevant and
+   look-alike memories overlap).
+2. **whose fact** (:mod:`gya_memory.about`): a memory about the user's sister does not
+   answer a question about the user, and the other way round.
+3. **the asked detail** (:mod:`gya_memory.slots`, fact questions only): a memory without a
+   number can't answer "多少"; a plan can't answer "what did I do".
+4. **the model**, for at most ``pool`` of the remaining candidates, by the question's kind
+   (:mod:`gya_memory.questions`): for a *fact* question the **reader** ("answer from this one
+   fact, or reply unknown"; ``1 - P(unknown) >= fact_min``); for *advice* the **judge**
+   ("does the answer need this fact?"; ``P(yes) >= judge_min``); for a *general* question
+   the judge with a high bar (``general_min``). Both read the first token's probabilities
+   (one prefill, no text generated).
 
-:class:`GateDecision` records, for every candidate, its score, its ``P(yes)`` and why it was
-kept or dropped. ``SemanticMemory.retrieve`` applies the floor; ``MemoryAgent`` applies the
-floor and the judge with its own chat model.
+Why two prompts: on the tuning split of the acceptance set the yes/no judge ranked a
+look-alike above the relevant memory more often than not (AUC 0.38 zh, 0.24 en: a trap that
+names the asked thing looks more relevant than a fact that needs a step of inference), while
+the reader's "unknown" separated fact questions from their look-alikes well (1 false hit in
+48 no-hit questions at 0.98). For advice the judge is kept lenient: a relevant fact that
+needs inference gets a low P(yes), and a look-alike placed next to it costs less than the
+fact lost.
+
+:class:`GateDecision` records, for every candidate, its score, the model's probability and
+why it was kept or dropped. ``SemanticMemory.retrieve`` and ``MemoryAgent`` use this gate.
 """
 
 from __future__ import annotations
