@@ -42,7 +42,7 @@ FAMILY: tuple[str, ...] = (
     "semantic_values.EmbedderMismatch",
     "curated_file.MemoryFull",
     "curated_file.InjectionRefused",
-    "curated_file.MemoryLocked",
+    "files.MemoryLocked",
     "stores.common.StoreLocked",
     "session_search.FTS5Unavailable",
     "embeddings.base.EmbeddingUnavailable",
