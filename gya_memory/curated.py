@@ -259,6 +259,18 @@ class CuratedMemory:
             + tuple(f"{USER_FILE} {b}" for b in user_blocked),
         )
 
+    def check_erasable(self) -> None:
+        """Raise unless :meth:`erase` can run: the user's folder, if there, is a folder whose
+        files are readable (:func:`gya_memory.erasure.forget_user` asks before deleting)."""
+        if self.folder.exists() and not self.folder.is_dir():
+            raise NotADirectoryError(f"{self.folder} should be a folder of curated files but "
+                                     "is a file; move it away. Nothing was deleted.")
+        for file in (self.memory, self.user):
+            try:
+                file.entries()
+            except (OSError, ValueError) as exc:
+                raise type(exc)(f"cannot read {file.path}: {exc}. Nothing was deleted.") from None
+
     def erase(self) -> int:
         """Delete both files, their locks and temp files. Returns how many entries were
         deleted.

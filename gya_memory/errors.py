@@ -11,13 +11,16 @@ class (importable from)      built-in base           raised when
 ``curated.MemoryFull``        ``ValueError``          a write would take a file over its cap
 ``curated.InjectionRefused``  ``ValueError``          the text looks like a prompt injection
 ``curated.MemoryLocked``      ``TimeoutError``        another process held the file's lock
+``procedural.ProceduresDamaged``  ``ValueError``      a procedures file is damaged (named)
 ``stores.StoreLocked``        ``RuntimeError``        the memory folder is open in another process
 ``sessions.FTS5Unavailable``  ``RuntimeError``        this SQLite has no FTS5 / trigram tokenizer
 ``embeddings.EmbeddingUnavailable``  ``RuntimeError``  the embedding service gave no answer
 ``llm.LLMError``              ``RuntimeError``        a chat request failed
 ``llm.LLMUnavailable``        ``LLMError``            no chat model can be had
 ``semantic.DegradedWarning``  ``RuntimeWarning``      the memory runs on the TF-IDF fallback
+``erasure.ErasureIncomplete``  ``RuntimeError``        a reader kept a WAL from being emptied
 ``storage.UnsafeJournalWarning``  ``RuntimeWarning``  SQLite's journal is off
+``storage.StoreFileError``    ``ValueError``          a SQLite path cannot be opened (named)
 ============================  ======================  ==========================================
 
 The classes live next to the code that raises them (their messages need its types); this
@@ -50,5 +53,8 @@ FAMILY: tuple[str, ...] = (
     "llm.interface.LLMUnavailable",
     "semantic_values.DegradedWarning",
     "storage.UnsafeJournalWarning",
+    "storage.StoreFileError",
+    "procedural.ProceduresDamaged",
+    "erasure.ErasureIncomplete",
 )
 """Where each member of the family is defined, as ``module.Class`` under ``gya_memory``."""

@@ -297,7 +297,10 @@ class ProceduralMemory:
         """Raise unless :meth:`erase_user` can finish: the file (if any) is readable and its
         folder writable. :func:`gya_memory.erasure.forget_user` asks before deleting."""
         if self.path is not None:
-            _read(self.path)
+            try:
+                _read(self.path)
+            except ProceduresDamaged as exc:
+                raise ProceduresDamaged(f"{exc}. Nothing was deleted.") from None
             if not os.access(self.path.parent, os.W_OK):
                 raise PermissionError(f"cannot rewrite {self.path}: its folder is not "
                                       "writable; nothing was deleted")
