@@ -72,8 +72,8 @@ from .semantic_values import (
     Memory,
     _COLLECTION_RE,
     _check_batch_size,
+    _check_items,
     _check_memory_text,
-    _check_metadata,
     _check_min_score,
     _check_top_k,
     _check_user_id,
@@ -255,24 +255,7 @@ class SemanticMemory(ModelLifecycle):
         disk before this returns. A text given twice is stored once (the last one wins).
         """
         batch_size = _check_batch_size(batch_size)
-        if isinstance(items, (str, bytes)):
-            raise ValueError("store_many() takes a list of texts; for one text use store()")
-        checked: dict[str, tuple[str, dict[str, Any]]] = {}
-        for i, item in enumerate(items):
-            name = f"texts[{i}]"
-            try:
-                if isinstance(item, str):
-                    text, metadata = item, {}
-                elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Mapping):
-                    text, metadata = item
-                else:
-                    raise ValueError("expected a string (or a (text, metadata) pair), got "
-                                     f"{type(item).__name__}: {item!r:.80}")
-                text = _check_memory_text("text", text)
-                checked.pop(pid := point_id(self.user_id, text), None)
-                checked[pid] = (text, _check_metadata(metadata))
-            except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from None
+        checked = _check_items(items, self.user_id)
         rows = list(checked.items())
         for i in range(0, len(rows), batch_size):
             batch = rows[i : i + batch_size]
@@ -386,7 +369,8 @@ class SemanticMemory(ModelLifecycle):
     def forget(self, id: str | None = None, *, text: str | None = None,
                everything: bool = False) -> int:
         """Delete one memory (by ``id`` or by its ``text``) or all of this user's
-        (``everything=True``); returns how many were deleted. Other users' memories are
+        (``everything=True``, which also rewrites the collections so no byte of the texts
+        stays in the files); returns how many were deleted. Other users' memories are
         never touched. The deletion applies to the fallback collection too."""
         if sum([id is not None, text is not None, everything is True]) != 1:
             raise ValueError("forget() takes exactly one of id=, text= or everything=True")
@@ -403,6 +387,8 @@ class SemanticMemory(ModelLifecycle):
         for name in (self.collection, self.fallback_collection):
             if self._exists(name):
                 counts[name] = self.backend.delete(name, where)
+                if everything and counts[name]:
+                    self.backend.compact(name)  # no byte left behind, as in erase_user()
         self.backend.flush()
         if not everything and not any(counts.values()):
             what = f"id {id!r}" if id is not None else f"text {text!r}"
@@ -426,6 +412,12 @@ class SemanticMemory(ModelLifecycle):
                 self.backend.compact(name)
         self.backend.flush()
         return len(removed)
+
+    def check_erasable(self) -> None:
+        """Raise unless :meth:`erase_user` can run now (the store is open)."""
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed; open it again to forget {self.user_id!r}. "
+                               "Nothing was deleted.")
 
     # -- closing ---------------------------------------------------------------------------
     def close(self) -> None:

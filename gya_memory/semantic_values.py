@@ -10,7 +10,7 @@ import math
 import re
 import unicodedata
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,10 +156,40 @@ def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return dict(metadata)
 
 
+MAX_TOP_K = 10_000
+"""The most hits one search may ask for (the engine overflows on a huge ``top_k``)."""
+
+
 def _check_top_k(top_k: object) -> int:
-    if not is_int(top_k, low=1):
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+    if not is_int(top_k, low=1, high=MAX_TOP_K):
+        raise ValueError(f"top_k must be an int from 1 to {MAX_TOP_K:,}, got {top_k!r:.80}")
     return top_k
+
+
+def _check_items(items: object, user_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``store_many``'s items, every one checked before anything is written: point id ->
+    (text, metadata), a text given twice kept once (the last one)."""
+    if isinstance(items, (str, bytes)):
+        raise ValueError("store_many() takes a list of texts; for one text use store()")
+    if not isinstance(items, Iterable) or isinstance(items, Mapping):
+        raise ValueError("items must be a list of texts or (text, metadata) pairs, got "
+                         f"{type(items).__name__}: {items!r:.80}")
+    checked: dict[str, tuple[str, dict[str, Any]]] = {}
+    for i, item in enumerate(items):
+        try:
+            if isinstance(item, str):
+                text, metadata = item, {}
+            elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Mapping):
+                text, metadata = item
+            else:
+                raise ValueError("expected a string (or a (text, metadata) pair), got "
+                                 f"{type(item).__name__}: {item!r:.80}")
+            text = _check_memory_text("text", text)
+            checked.pop(pid := point_id(user_id, text), None)
+            checked[pid] = (text, _check_metadata(metadata))
+        except ValueError as exc:
+            raise ValueError(f"texts[{i}]: {exc}") from None
+    return checked
 
 
 def _check_batch_size(batch_size: object) -> int:
