@@ -31,8 +31,13 @@ How a query is read (there is no query syntax: every term is literal text):
 3. A term of one or two characters becomes ``content LIKE ? ESCAPE '\\'`` with ``%``,
    ``_`` and ``\\`` escaped, so they match literally.
 4. A message must contain every term (AND). With at least one FTS term the hits are
-   ordered by BM25 (``score`` is ``-bm25()``: higher is better); with only short terms
-   they are ordered newest first and ``score`` is 0.0.
+   ordered by BM25 (``score``, higher is better) computed over *this user's* messages
+   only (:class:`gya_memory.session_search.BM25`, FTS5's formula): FTS5's own
+   ``bm25()`` counts every user's rows, so another user's messages would change your
+   scores (one user writing "coffee" 30 times took another's score for it from 2.67 to
+   0). This scores every match of the user in Python: for a user whose 100k messages
+   mostly match, about 0.3 s instead of 0.1 s. With only short terms the hits are
+   ordered newest first and ``score`` is 0.0.
 
 Matching ignores the case of ASCII letters on both paths (SQL ``LIKE`` folds only ASCII;
 the trigram tokenizer also folds other alphabets, so ``É`` finds ``é`` only through the
@@ -79,6 +84,8 @@ from .session_search import (
     SearchHit,
     SessionInfo,
     TRIGRAM,
+    BM25,
+    UserStats,
     _check_content,
     _check_id,
     _check_int,
@@ -295,24 +302,29 @@ class SessionStore(SQLiteStore):
 
         hits: list[tuple[SessionMessage, str, float]] = []
         if long_terms:
-            match = " ".join(fts_phrase(t) for t in long_terms)
+            # Every match of this user, ranked here by BM25 over this user's messages only
+            # (session_search.BM25): FTS5's bm25() would count other users' rows too.
             # CROSS JOIN keeps FTS5 as the outer loop: one MATCH, then a rowid lookup
             # per candidate; the other order would run the MATCH once per user row.
+            match = " ".join(fts_phrase(t) for t in long_terms)
             rows = self.conn.execute(
-                f"SELECT {_M_COLUMNS}, bm25(messages_fts) AS rank"
+                "SELECT m.id, m.content"
                 " FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid"
-                f" WHERE messages_fts MATCH ? AND {' AND '.join(where)}"
-                " ORDER BY rank, m.id DESC LIMIT ?",
-                (match, *params, limit),
+                f" WHERE messages_fts MATCH ? AND {' AND '.join(where)}",
+                (match, *params),
             ).fetchall()
-            for *cols, rank in rows:
-                msg = SessionMessage(*cols)
+            score_of = BM25(long_terms, self._stats(long_terms))
+            scored = sorted(((score_of(content), rowid) for rowid, content in rows),
+                            key=lambda sr: (-sr[0], -sr[1]))[:limit]
+            for score, rowid in scored:
+                msg = SessionMessage(*self.conn.execute(
+                    f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (rowid,)).fetchone())
                 (snippet,) = self.conn.execute(
                     "SELECT snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts"
                     " WHERE messages_fts MATCH ? AND rowid = ?",
                     (SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, SNIPPET_TOKENS, match, msg.id),
                 ).fetchone()
-                hits.append((msg, _mark_outside(snippet, short_terms), -float(rank)))
+                hits.append((msg, _mark_outside(snippet, short_terms), score))
         else:
             # Newest first through an index of this user's rows, stopping at `limit`.
             index = "messages_user_session_seq" if session_id is not None else "messages_user"
@@ -324,6 +336,19 @@ class SessionStore(SQLiteStore):
             hits = [(SessionMessage(*row), like_snippet(row[5], short_terms), 0.0) for row in rows]
         return [SearchHit(msg, snippet, score, *self._around(msg, context))
                 for msg, snippet, score in hits]
+
+    def _stats(self, terms: Sequence[str]) -> UserStats:
+        """BM25's statistics over this user's messages only (one pass over their rows,
+        plus one index query per term)."""
+        count, tokens = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(MAX(length(content) - ?, 0)), 0) FROM messages"
+            " INDEXED BY messages_user WHERE user_id = ?", (TRIGRAM - 1, self.user_id),
+        ).fetchone()
+        containing = {t: int(self.conn.execute(
+            "SELECT COUNT(*) FROM messages_fts CROSS JOIN messages AS m"
+            " ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? AND m.user_id = ?",
+            (fts_phrase(t), self.user_id)).fetchone()[0]) for t in terms}
+        return UserStats(int(count), tokens / count if count else 0.0, containing)
 
     def _around(self, msg: SessionMessage, context: int) -> tuple[list[SessionMessage], list[SessionMessage]]:
         if context == 0:
