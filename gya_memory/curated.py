@@ -228,6 +228,10 @@ class CuratedMemory:
         user_cap: int = USER_CAP,
         lock_timeout: float = LOCK_TIMEOUT_S,
     ) -> None:
+        if folder is not None and (isinstance(folder, bytes) or not isinstance(folder, (str, os.PathLike))
+                                   or not str(folder).strip()):
+            raise ValueError(f"folder must be a non-empty str or Path, got "
+                             f"{type(folder).__name__}: {folder!r:.80}")
         base = Path(folder) if folder is not None else default_folder()
         self.user_id = None if user_id is None else check_user_id(user_id)
         self.folder = base if self.user_id is None else base / user_folder_name(self.user_id)

@@ -136,6 +136,9 @@ class EpisodicMemory(SQLiteStore):
 
         Every row is checked before anything is written: one bad row writes none.
         """
+        if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):
+            raise ValueError("rows must be a list of (subject, fact, session_id) tuples, got "
+                             f"{type(rows).__name__}: {rows!r:.80}")
         checked = []
         for i, row in enumerate(rows):
             if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 3:

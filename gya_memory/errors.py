@@ -54,7 +54,7 @@ FAMILY: tuple[str, ...] = (
     "semantic_values.DegradedWarning",
     "storage.UnsafeJournalWarning",
     "storage.StoreFileError",
-    "procedural.ProceduresDamaged",
+    "procedural_file.ProceduresDamaged",
     "erasure.ErasureIncomplete",
 )
 """Where each member of the family is defined, as ``module.Class`` under ``gya_memory``."""

@@ -22,7 +22,6 @@ changes it under a lock, so two processes registering at once lose nothing.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -31,8 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from .checks import is_int
 from .checks import check_count, check_finite, check_text, check_user_id
-from .errors import GyaMemoryError
-from .files import atomic_write_text, file_lock, temp_files_of
+from .files import file_lock
+from .procedural_file import ProceduresDamaged as ProceduresDamaged  # re-exported
+from .procedural_file import (
+    _check_path,
+    _lock_path,
+    _remove_temps,
+    _stamp,
+    read_records,
+    write_records,
+)
 from .text import has_han
 
 if TYPE_CHECKING:
@@ -81,8 +88,10 @@ class Procedure:
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"a procedure needs a non-empty {attr}")
             check_text(attr, value, 10_000)
-        if isinstance(self.steps, str) or not self.steps:
+        if isinstance(self.steps, (str, bytes)) or not self.steps:
             raise ValueError(f"procedure {self.name!r} has no steps")
+        if not isinstance(self.steps, tuple):  # a list would make the frozen procedure mutable
+            object.__setattr__(self, "steps", tuple(self.steps))
         for i, step in enumerate(self.steps):
             check_text("step", step, 10_000, index=i)
         if not is_int(self.version, low=1):
@@ -102,10 +111,6 @@ class Procedure:
 
 
 Key = tuple[str | None, str]  # (owner, name); owner None: shared
-
-
-class ProceduresDamaged(ValueError, GyaMemoryError):
-    """A procedures file is not what :meth:`ProceduralMemory.save` writes; the message names it."""
 
 
 class ProceduralMemory:
@@ -323,37 +328,6 @@ class ProceduralMemory:
 
 
 # -- the file -------------------------------------------------------------------------------
-def _check_path(path: object) -> Path:
-    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ValueError(f"path must name a file (a str or Path), got {type(path).__name__}: "
-                         f"{path!r:.80}")
-    target = Path(path)
-    if target.is_dir():
-        raise ValueError(f"{target} is a folder; give the procedures file's path, e.g. "
-                         f"{target / 'procedures.json'}")
-    return target
-
-
-def _lock_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.lock")
-
-
-def _remove_temps(path: Path) -> None:
-    for temp in temp_files_of(path):
-        try:
-            temp.unlink()
-        except FileNotFoundError:
-            pass
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
 def _check_savable(p: Procedure) -> None:
     if p.run is not None and not isinstance(p.run, str):
         raise ValueError(
@@ -379,32 +353,16 @@ def _add(history: dict[Key, list[Procedure]], procedure: Procedure, *,
 
 
 def _write(path: Path, history: dict[Key, list[Procedure]]) -> None:
-    records = [{"name": p.name, "description": p.description, "steps": list(p.steps),
-                "version": p.version, "run": p.run, "owner": p.owner}
-               for versions in history.values() for p in versions]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps({"procedures": records}, ensure_ascii=False, indent=1))
+    write_records(path, [{"name": p.name, "description": p.description, "steps": list(p.steps),
+                          "version": p.version, "run": p.run, "owner": p.owner}
+                         for versions in history.values() for p in versions])
 
 
 def _read(path: Path) -> dict[Key, list[Procedure]]:
     """The procedures in ``path`` (none if it does not exist); :class:`ProceduresDamaged`,
     naming the file and the record, for anything :meth:`ProceduralMemory.save` does not
     write."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ProceduresDamaged(f"cannot read the procedures file {path}: {exc.strerror}") from None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ProceduresDamaged(f"{path} is not a procedures file (not UTF-8 JSON: {exc}); "
-                                "restore it from a backup or remove it") from None
-    records = data.get("procedures") if isinstance(data, dict) else None
-    if not isinstance(records, list):
-        raise ProceduresDamaged(f"{path} has no 'procedures' list; restore it from a backup "
-                                "or remove it")
+    records = read_records(path)
     history: dict[Key, list[Procedure]] = {}
     procs = [_record(path, i, r) for i, r in enumerate(records)]
     for p in sorted(procs, key=lambda p: p.version):

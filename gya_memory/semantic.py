@@ -40,7 +40,6 @@ import uuid
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .checks import DEFAULT_USER
@@ -72,6 +71,7 @@ from .semantic_values import (
     Memory,
     _COLLECTION_RE,
     _check_batch_size,
+    _check_folder,
     _check_items,
     _check_memory_text,
     _check_min_score,
@@ -179,7 +179,7 @@ class SemanticMemory(ModelLifecycle):
             self._store = ClientStore(location=":memory:")
             self._finalizer = weakref.finalize(self, _close_store, self._store)
         else:
-            folder = Path(path if path is not None else default_path()).expanduser()
+            folder = _check_folder(path if path is not None else default_path())
             self.location = folder.name
             self._store, key = open_folder(folder)
             self._finalizer = weakref.finalize(self, release_folder, key)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import unicodedata
 import uuid
@@ -154,6 +155,18 @@ def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
         _check_chars(f"metadata key {key!r}", key)
         _check_json_strings(f"metadata[{key!r}]", value)
     return dict(metadata)
+
+
+def _check_folder(path: object) -> Path:
+    """The store's folder: a ``str`` or ``Path`` that is not empty (``""`` would put the
+    store's files in the working folder, ``123`` a folder named ``123``)."""
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"path must be a folder (a non-empty str or Path) or ':memory:', got "
+                         f"{type(path).__name__}: {path!r:.80}")
+    folder = Path(path).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{folder} is a file; the semantic memory needs a folder there")
+    return folder
 
 
 MAX_TOP_K = 10_000
