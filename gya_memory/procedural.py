@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .checks import is_int
 from .checks import check_count, check_finite, check_text, check_user_id
-from .files import file_lock
+from .files import MemoryLocked, file_lock, temp_files_of
 from .procedural_file import ProceduresDamaged as ProceduresDamaged  # re-exported
 from .procedural_file import (
     _check_path,
@@ -142,6 +142,7 @@ class ProceduralMemory:
         self._seen: tuple[int, int, int] | None = None  # the file's (inode, mtime, size) read
         if path is not None:
             self.path = _check_path(path)
+            self._remove_stale_temps()
             self._refresh()
 
     # -- what this registry sees --------------------------------------------------------
@@ -254,6 +255,16 @@ class ProceduralMemory:
             mutate(history)
             _write(self.path, history)
             self._adopt(history)
+
+    def _remove_stale_temps(self) -> None:
+        """On open: a killed writer's temp files go, if no live writer holds the lock now."""
+        assert self.path is not None
+        if temp_files_of(self.path):
+            try:
+                with file_lock(_lock_path(self.path), 0.0, self.path.name):
+                    _remove_temps(self.path)
+            except MemoryLocked:
+                pass  # a live writer: its temp file is its own; the next write cleans up
 
     def _adopt(self, history: dict[Key, list[Procedure]]) -> None:
         self._history = history
