@@ -40,6 +40,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -104,13 +105,30 @@ _CONFUSABLES = {
     "һ": "h", "ӏ": "l", "ԛ": "q", "ԝ": "w", "ɡ": "g", "ı": "i", "ɩ": "i",
     "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
     "τ": "t", "υ": "u", "χ": "x", "γ": "y", "ω": "w", "ϲ": "c", "ϳ": "j",
+    # Latin letters that stand in for others (small capitals are folded by name, below)
+    "ɑ": "a", "ʋ": "u", "ʊ": "u", "ǫ": "q", "ꞯ": "q", "ɒ": "a", "ɾ": "r", "ȷ": "j",
+    # Armenian
+    "օ": "o", "ս": "u", "հ": "h", "ո": "n", "ց": "g", "զ": "q", "ռ": "n", "ւ": "l", "ա": "w",
+    # Cherokee (case folding keeps the capitals)
+    "Ꭰ": "d", "Ꭱ": "r", "Ꭲ": "t", "Ꭵ": "i", "Ꭹ": "y", "Ꭺ": "a", "Ꭻ": "j", "Ꭼ": "e",
+    "Ꮃ": "w", "Ꮇ": "m", "Ꮋ": "h", "Ꮐ": "g", "Ꮒ": "h", "Ꮓ": "z", "Ꮟ": "b", "Ꮢ": "r",
+    "Ꮤ": "w", "Ꮥ": "s", "Ꮩ": "v", "Ꮪ": "s", "Ꮮ": "l", "Ꮯ": "c", "Ꮲ": "p", "Ꮶ": "k",
+    "Ᏼ": "b", "Ꮻ": "o",
+    # Chinese characters put in for the one a rule names (homophones and variants)
+    "畧": "略",
 }
+# Any other Latin-looking letter is folded through its Unicode name: small capitals (ɪɢɴᴏʀᴇ),
+# script, dotless and enclosed letters (🅸, 🄸, ⒤), regional indicators.
+_LATIN_NAME = re.compile(
+    r"(?:LATIN|CIRCLED LATIN|NEGATIVE (?:CIRCLED|SQUARED) LATIN|SQUARED LATIN|PARENTHESIZED LATIN"
+    r"|REGIONAL INDICATOR SYMBOL|MODIFIER|LATIN SUBSCRIPT) (?:(?:SMALL|CAPITAL) )?LETTER "
+    r"(?:SMALL CAPITAL |SCRIPT |DOTLESS |CLOSED )?([A-Z])(?: WITH [A-Z ]+)?$")
 # Traditional → simplified, for the characters the Chinese rules use (and their neighbours).
 _T2S = dict(pair for pair in """
 從从 現现 開开 後后 將将 為为 爲为 對对 與与 說说 過过 當当 沒没 視视 無无 規规 則则 設设 們们 個个 這这 請请 輸输 錄录 複复 誦诵 顯显 發发 傳传 給给 碼码 鑰钥 聯联 證证 資资 讓让 訴诉 戶户 隱隐 瞞瞒 護护 權权 應应 該该 聽听 條条 記记 憶忆 實实 統统 詞词 洩泄 寫写 變变 換换 擬拟 態态 網网 址址 鏈链 郵邮 務务 認认 憑凭 據据 號号 帳帐 賬账 絕绝 幫帮 並并 刪删 錯错 誤误 訊讯 轉转 結结 束束 會会 話话 貓猫 駭骇 導导 師师 總总 剛刚 麼么 須须 著着 樣样 蓋盖 檔档 裡里 嗎吗 妳你 遞递 頁页 驗验 銀银 狀状 啟启 動动 關关 閉闭 濾滤 審审 執执 廢废 數数 費费 訂订 閱阅 備备 覆覆 範范 圍围 歷历 紀纪 禮礼 貼贴 顯显 讀读 議议 樂乐 勵励 隨随 蹤踪 漏漏 送送 於于 覺觉 現现 獄狱 邊边 聊聊 錄录 訊讯 遺遗 忘忘 棄弃 掉掉 繞绕 跳跳 廣广 告告 單单 兒儿 來来 時时 間间 問问 題题 們们 歡欢 喜喜 愛爱 憑凭 鍵键 傳传 伺伺 機机 腦脑 員员 夠够 體体 憂忧 難难 監监 視视 處处 罰罚 嚴严 禁禁 準准 許许 彆别 別别 續续 繼继
 """.split())
 _CJK = HAN
-_CJK_GAP = re.compile(rf"(?<=[{_CJK}])[\s.\-_*·•/|~]+(?=[{_CJK}])")
+_CJK_GAP = re.compile(rf"(?<=[{_CJK}])[\s.\-_*·•/|~\u2e80-\u2eff\u31c0-\u31ef]+(?=[{_CJK}])")
 _SPACED = re.compile(r"(?<![a-z0-9])[a-z](?:(?:[ ]|[.\-_*·•/|~] ?)[a-z](?![a-z0-9])){2,}")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 
@@ -121,19 +139,43 @@ class _Folded:
     origin: list[int]  # origin[i]: index in the original text of text[i]
 
 
+def _look_alike(c: str) -> str:
+    """The ASCII letter a non-ASCII letter stands for (``ɪ`` → ``i``, ``é`` → ``e``), else ``c``."""
+    c = _CONFUSABLES.get(c, c)
+    if c.isascii():
+        return c
+    if c.isalpha():
+        base = "".join(x for x in unicodedata.normalize("NFKD", c) if not unicodedata.combining(x))
+        if len(base) == 1 and base.isascii():
+            return base.lower()
+    m = _LATIN_NAME.match(unicodedata.name(c, ""))
+    return m.group(1).lower() if m else c
+
+
+@lru_cache(maxsize=65536)
+def _fold_one(ch: str) -> str:
+    """One character as the rules see it: NFKC, case-folded, look-alikes and traditional
+    Chinese folded, any space a plain space; ``""`` for an invisible or bidi character."""
+    if is_invisible(ch) or ch in BIDI_CHARS:
+        return ""
+    out = []
+    for c in unicodedata.normalize("NFKC", ch).casefold():
+        c = _T2S.get(c, c)
+        if not c.isascii() and not ("\u4e00" <= c <= "\u9fff"):
+            c = _look_alike(c)
+        out.append(" " if c.isspace() else c)
+    return "".join(out)
+
+
 def _fold_chars(text: str, allowed: set[int]) -> _Folded:
     out: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
         if i in allowed:
             continue
-        if is_invisible(ch) or ch in BIDI_CHARS:
-            continue
-        for c in unicodedata.normalize("NFKC", ch).casefold():
-            c = _CONFUSABLES.get(c, c)
-            c = _T2S.get(c, c)
-            out.append(" " if c.isspace() else c)
-            origin.append(i)
+        folded = ch if ("a" <= ch <= "z" or ch == " ") else _fold_one(ch)
+        out.append(folded)
+        origin.extend([i] * len(folded))
     return _Folded("".join(out), origin)
 
 
@@ -204,10 +246,106 @@ def _decoded_runs(text: str) -> list[str]:
     return found
 
 
-_COMPILED = tuple((rule, re.compile(rule.pattern)) for rule in RULES)
+_COMPILED = tuple((rule, re.compile(rule.pattern), re.compile(rule.unless) if rule.unless else None)
+                  for rule in RULES)
 
 
-# -- scanning -------------------------------------------------------------------------------------
+# -- second readings ------------------------------------------------------------------------------
+# A word that mixes letters and the digits leetspeak uses (1gn0r3, 5y573m) is read again with
+# the digits as letters, once with 1 → i and once with 1 → l (ru135 → rules); a text with
+# enough Latin letters is also read in ROT13. Both keep every character's position, so an
+# excerpt still points at the original text.
+_LEET_TOKEN = re.compile(r"(?<![a-z0-9])(?=[a-z0-9]*[a-z])(?=[a-z0-9]*[0134579])[a-z0-9]+(?![a-z0-9])")
+_LEET = (str.maketrans("0134579", "oieastg"), str.maketrans("0134579", "oleastg"))
+_ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")
+_ROT13_MIN_LETTERS = 8
+_LATIN = re.compile(r"[a-z]")
+
+_READING_REASON = {
+    "leetspeak": (" (read as leetspeak: digits as letters)", "（按 leetspeak 读：数字当字母）"),
+    "rot13": (" (read as ROT13)", "（按 ROT13 解读）"),
+}
+
+
+def _readings(folded: _Folded) -> list[tuple[str, _Folded]]:
+    """The normalised text, then its leetspeak and ROT13 readings (when they differ)."""
+    readings = [("", folded)]
+    tokens = list(_LEET_TOKEN.finditer(folded.text))
+    if tokens:
+        tables = _LEET if any("1" in m.group(0) for m in tokens) else _LEET[:1]
+        for table in tables:
+            chars = list(folded.text)
+            for m in tokens:
+                chars[m.start():m.end()] = m.group(0).translate(table)
+            readings.append(("leetspeak", _Folded("".join(chars), folded.origin)))
+    if len(_LATIN.findall(folded.text)) >= _ROT13_MIN_LETTERS:
+        readings.append(("rot13", _Folded(folded.text.translate(_ROT13), folded.origin)))
+    return readings
+
+
+# -- reported speech ------------------------------------------------------------------------------
+# A match that lies inside quotation marks, in a text that talks *about* the quoted words (an
+# article, a training slide, an example of an attack), is reported speech, not an order. An
+# attacker can dress an order up the same way, which is why this is one layer among several.
+_QUOTE_PAIRS = (('"', '"'), ("“", "”"), ("‘", "’"), ("'", "'"), ("「", "」"), ("『", "』"),
+                ("«", "»"), ("《", "》"), ("‹", "›"))
+_REPORT_FRAME = re.compile(
+    r"\b(?:read|reads|saw|seen|seeing|article|articles|story|stories|news|tweet|post|posted|blog|"
+    r"forum|quoted?|quotes|quoting|example|examples|e\.g\.|training|trainings|slide|slides|course|"
+    r"class|lecture|workshop|learned|learnt|paper|book|typed|phishing|scam|scams|attacks?|"
+    r"attackers?|hackers?|injections?|jailbreaks?|jailbreaking|whether|chatbots?|bots?|classic|"
+    r"oldest|famous|popular|meme|headline|warns?|warning|awareness|phrase|sentence|string|"
+    r"wording|asked (?:whether|if|how|about|what))\b"
+    r"|文章|新闻|报道|培训|课件|课程|讲座|例子|举例|比如|例如|攻击|钓鱼|诈骗|注入|越狱|输入|看到|读到|"
+    r"提到|论文|这种|这类|这句|这样的话|说有人|有人(?:对|让|在)|据说|推文|帖子|微博|机器人|客服|黑客|"
+    r"骗子|写着|还有用|管用|是否")
+
+
+def _is_apostrophe(text: str, i: int) -> bool:
+    return text[i] in "'’" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+
+
+def _quote_around(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The quotation marks (open, close) that enclose ``text[start:end]``, if any."""
+    for opener, closer in _QUOTE_PAIRS:
+        if opener not in text:
+            continue
+        if opener == closer:
+            marks = [i for i, ch in enumerate(text) if ch == opener and not _is_apostrophe(text, i)]
+            before = [i for i in marks if i < start]
+            after = [i for i in marks if i >= end]
+            if len(before) % 2 == 1 and after:
+                return before[-1], after[0]
+            continue
+        opens = [i for i, ch in enumerate(text[:start]) if ch == opener]
+        closes = [i for i, ch in enumerate(text[:start]) if ch == closer and not _is_apostrophe(text, i)]
+        after = [i for i in range(end, len(text)) if text[i] == closer and not _is_apostrophe(text, i)]
+        if opens and (not closes or closes[-1] < opens[-1]) and after:
+            return opens[-1], after[0]
+    return None
+
+
+def _reported(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is quoted in a text that reports on it."""
+    around = _quote_around(text, start, end)
+    if around is None:
+        return False
+    a, b = around
+    return _REPORT_FRAME.search(text[:a] + " " + text[b + 1:]) is not None
+
+
+def _first_match(rule_re: re.Pattern[str], unless: re.Pattern[str] | None,
+                 text: str) -> re.Match[str] | None:
+    """The first match that is neither reported speech nor excused by the rule's ``unless``."""
+    for match in rule_re.finditer(text):
+        if unless is not None and unless.search(text, max(0, match.start() - 60), match.start()):
+            continue
+        if _reported(text, match.start(), match.end()):
+            continue
+        return match
+    return None
+
+
 def _preview(text: str, width: int = _PREVIEW_CHARS) -> str:
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= width else one_line[: width - 1] + "…"
@@ -226,22 +364,24 @@ def _char_finding(text: str, hits: list[int], rule: str, en: str, zh: str) -> Fi
 
 
 def _rule_findings(text: str, seen: set[str], prefix: str = "") -> list[Finding]:
-    folded = _normalise(text)
     findings = []
-    for rule, regex in _COMPILED:
-        if rule.name in seen:
-            continue
-        match = regex.search(folded.text)
-        if match is None:
-            continue
-        if match.end() > match.start():
-            a, b = folded.origin[match.start()], folded.origin[match.end() - 1] + 1
-            shown = "".join(ch for ch in text[a:b] if not (is_invisible(ch) or ch in BIDI_CHARS))
-            excerpt = shown.strip() or match.group(0).strip()
-        else:
-            excerpt = match.group(0)
-        seen.add(rule.name)
-        findings.append(Finding(rule.name, prefix + _preview(excerpt), rule.reason_en, rule.reason_zh))
+    for reading, folded in _readings(_normalise(text)):
+        for rule, regex, unless in _COMPILED:
+            if rule.name in seen:
+                continue
+            match = _first_match(regex, unless, folded.text)
+            if match is None:
+                continue
+            if match.end() > match.start():
+                a, b = folded.origin[match.start()], folded.origin[match.end() - 1] + 1
+                shown = "".join(ch for ch in text[a:b] if not (is_invisible(ch) or ch in BIDI_CHARS))
+                excerpt = shown.strip() or match.group(0).strip()
+            else:
+                excerpt = match.group(0)
+            seen.add(rule.name)
+            en, zh = _READING_REASON.get(reading, ("", ""))
+            findings.append(Finding(rule.name, prefix + _preview(excerpt), rule.reason_en + en,
+                                    rule.reason_zh + zh))
     return findings
 
 

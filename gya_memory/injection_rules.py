@@ -10,12 +10,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Rule:
-    """A pattern that refuses a text: ``pattern`` is a regex searched in the normalised text."""
+    """A pattern that refuses a text: ``pattern`` is a regex searched in the normalised text
+    (and in its leetspeak and ROT13 readings)."""
 
     name: str
     pattern: str
     reason_en: str
     reason_zh: str
+    unless: str = ""
+    """A regex that excuses a match when found in the 60 characters before it (e.g. "my boss
+    posted new instructions:" is about someone else's instructions)."""
 
 
 # -- the rules --------------------------------------------------------------------------------
