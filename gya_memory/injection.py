@@ -114,8 +114,6 @@ _CONFUSABLES = {
     "Ꮃ": "w", "Ꮇ": "m", "Ꮋ": "h", "Ꮐ": "g", "Ꮒ": "h", "Ꮓ": "z", "Ꮟ": "b", "Ꮢ": "r",
     "Ꮤ": "w", "Ꮥ": "s", "Ꮩ": "v", "Ꮪ": "s", "Ꮮ": "l", "Ꮯ": "c", "Ꮲ": "p", "Ꮶ": "k",
     "Ᏼ": "b", "Ꮻ": "o",
-    # Chinese characters put in for the one a rule names (homophones and variants)
-    "畧": "略",
 }
 # Any other Latin-looking letter is folded through its Unicode name: small capitals (ɪɢɴᴏʀᴇ),
 # script, dotless and enclosed letters (🅸, 🄸, ⒤), regional indicators.
@@ -125,7 +123,7 @@ _LATIN_NAME = re.compile(
     r"(?:SMALL CAPITAL |SCRIPT |DOTLESS |CLOSED )?([A-Z])(?: WITH [A-Z ]+)?$")
 # Traditional → simplified, for the characters the Chinese rules use (and their neighbours).
 _T2S = dict(pair for pair in """
-從从 現现 開开 後后 將将 為为 爲为 對对 與与 說说 過过 當当 沒没 視视 無无 規规 則则 設设 們们 個个 這这 請请 輸输 錄录 複复 誦诵 顯显 發发 傳传 給给 碼码 鑰钥 聯联 證证 資资 讓让 訴诉 戶户 隱隐 瞞瞒 護护 權权 應应 該该 聽听 條条 記记 憶忆 實实 統统 詞词 洩泄 寫写 變变 換换 擬拟 態态 網网 址址 鏈链 郵邮 務务 認认 憑凭 據据 號号 帳帐 賬账 絕绝 幫帮 並并 刪删 錯错 誤误 訊讯 轉转 結结 束束 會会 話话 貓猫 駭骇 導导 師师 總总 剛刚 麼么 須须 著着 樣样 蓋盖 檔档 裡里 嗎吗 妳你 遞递 頁页 驗验 銀银 狀状 啟启 動动 關关 閉闭 濾滤 審审 執执 廢废 數数 費费 訂订 閱阅 備备 覆覆 範范 圍围 歷历 紀纪 禮礼 貼贴 顯显 讀读 議议 樂乐 勵励 隨随 蹤踪 漏漏 送送 於于 覺觉 現现 獄狱 邊边 聊聊 錄录 訊讯 遺遗 忘忘 棄弃 掉掉 繞绕 跳跳 廣广 告告 單单 兒儿 來来 時时 間间 問问 題题 們们 歡欢 喜喜 愛爱 憑凭 鍵键 傳传 伺伺 機机 腦脑 員员 夠够 體体 憂忧 難难 監监 視视 處处 罰罚 嚴严 禁禁 準准 許许 彆别 別别 續续 繼继
+從从 現现 開开 後后 將将 為为 爲为 對对 與与 說说 過过 當当 沒没 視视 無无 規规 則则 設设 們们 個个 這这 請请 輸输 錄录 複复 誦诵 顯显 發发 傳传 給给 碼码 鑰钥 聯联 證证 資资 讓让 訴诉 戶户 隱隐 瞞瞒 護护 權权 應应 該该 聽听 條条 記记 憶忆 實实 統统 詞词 洩泄 寫写 變变 換换 擬拟 態态 網网 址址 鏈链 郵邮 務务 認认 憑凭 據据 號号 帳帐 賬账 絕绝 幫帮 並并 刪删 錯错 誤误 訊讯 轉转 結结 束束 會会 話话 貓猫 駭骇 導导 師师 總总 剛刚 麼么 須须 著着 樣样 蓋盖 檔档 裡里 嗎吗 妳你 遞递 頁页 驗验 銀银 狀状 啟启 動动 關关 閉闭 濾滤 審审 執执 廢废 數数 費费 訂订 閱阅 備备 覆覆 範范 圍围 歷历 紀纪 禮礼 貼贴 顯显 讀读 議议 樂乐 勵励 隨随 蹤踪 漏漏 送送 於于 覺觉 現现 獄狱 邊边 聊聊 錄录 訊讯 遺遗 忘忘 棄弃 掉掉 繞绕 跳跳 廣广 告告 單单 兒儿 來来 時时 間间 問问 題题 們们 歡欢 喜喜 愛爱 憑凭 鍵键 傳传 伺伺 機机 腦脑 員员 夠够 體体 憂忧 難难 監监 視视 處处 罰罚 嚴严 禁禁 準准 許许 彆别 別别 續续 繼继 畧略
 """.split())
 _CJK = HAN
 _CJK_GAP = re.compile(rf"(?<=[{_CJK}])[\s.\-_*·•/|~\u2e80-\u2eff\u31c0-\u31ef]+(?=[{_CJK}])")
@@ -252,11 +250,19 @@ _COMPILED = tuple((rule, re.compile(rule.pattern), re.compile(rule.unless) if ru
 
 # -- second readings ------------------------------------------------------------------------------
 # A word that mixes letters and the digits leetspeak uses (1gn0r3, 5y573m) is read again with
-# the digits as letters, once with 1 → i and once with 1 → l (ru135 → rules); a text with
+# the digits as letters, 1 as i or as l, whichever makes a word the rules know (ru135 → rules); a text with
 # enough Latin letters is also read in ROT13. Both keep every character's position, so an
 # excerpt still points at the original text.
 _LEET_TOKEN = re.compile(r"(?<![a-z0-9])(?=[a-z0-9]*[a-z])(?=[a-z0-9]*[0134579])[a-z0-9]+(?![a-z0-9])")
 _LEET = (str.maketrans("0134579", "oieastg"), str.maketrans("0134579", "oleastg"))
+_LEET_WORDS = frozenset("""
+ignore disregard forget override bypass previous prior earlier above original initial all any every
+instruction instructions rule rules guideline guidelines setting settings policy prompt prompts system
+message reveal print show output repeat tell told user users the you your yours are now no not
+do dont never keep secret hidden from this note memory filter filters limit limits unrestricted
+jailbreak jailbroken admin developer mode evil delete send password passwords key keys token
+follow obey must always only will shall answer reply respond free freely please hello
+""".split())
 _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")
 _ROT13_MIN_LETTERS = 8
 _LATIN = re.compile(r"[a-z]")
@@ -272,12 +278,11 @@ def _readings(folded: _Folded) -> list[tuple[str, _Folded]]:
     readings = [("", folded)]
     tokens = list(_LEET_TOKEN.finditer(folded.text))
     if tokens:
-        tables = _LEET if any("1" in m.group(0) for m in tokens) else _LEET[:1]
-        for table in tables:
-            chars = list(folded.text)
-            for m in tokens:
-                chars[m.start():m.end()] = m.group(0).translate(table)
-            readings.append(("leetspeak", _Folded("".join(chars), folded.origin)))
+        chars = list(folded.text)
+        for m in tokens:
+            as_i, as_l = (m.group(0).translate(table) for table in _LEET)
+            chars[m.start():m.end()] = as_l if as_l in _LEET_WORDS and as_i not in _LEET_WORDS else as_i
+        readings.append(("leetspeak", _Folded("".join(chars), folded.origin)))
     if len(_LATIN.findall(folded.text)) >= _ROT13_MIN_LETTERS:
         readings.append(("rot13", _Folded(folded.text.translate(_ROT13), folded.origin)))
     return readings
@@ -338,7 +343,7 @@ def _first_match(rule_re: re.Pattern[str], unless: re.Pattern[str] | None,
                  text: str) -> re.Match[str] | None:
     """The first match that is neither reported speech nor excused by the rule's ``unless``."""
     for match in rule_re.finditer(text):
-        if unless is not None and unless.search(text, max(0, match.start() - 60), match.start()):
+        if unless is not None and unless.search(text[max(0, match.start() - 60):match.end() + 40]):
             continue
         if _reported(text, match.start(), match.end()):
             continue
