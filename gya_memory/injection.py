@@ -266,11 +266,22 @@ follow obey must always only will shall answer reply respond free freely please 
 _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")
 _ROT13_MIN_LETTERS = 8
 _LATIN = re.compile(r"[a-z]")
+_HAN_CHAR = re.compile(rf"[{HAN}]")
 
 _READING_REASON = {
     "leetspeak": (" (read as leetspeak: digits as letters)", "（按 leetspeak 读：数字当字母）"),
     "rot13": (" (read as ROT13)", "（按 ROT13 解读）"),
 }
+
+
+# ROT13 is tried only when the decoded text has a word an order uses (ROT13 of ordinary
+# English is gibberish with none of them), which keeps the second pass off ordinary text.
+_ROT13_CUES = frozenset("""
+ignore disregard forget previous prior earlier instructions instruction rules guidelines system prompt
+reveal print tell user users secret hidden password passwords must never always jailbreak unrestricted
+override pretend persona assistant note deny delete send from now you your obey follow answer
+""".split())
+_WORD = re.compile(r"[a-z]+")
 
 
 def _readings(folded: _Folded) -> list[tuple[str, _Folded]]:
@@ -284,7 +295,9 @@ def _readings(folded: _Folded) -> list[tuple[str, _Folded]]:
             chars[m.start():m.end()] = as_l if as_l in _LEET_WORDS and as_i not in _LEET_WORDS else as_i
         readings.append(("leetspeak", _Folded("".join(chars), folded.origin)))
     if len(_LATIN.findall(folded.text)) >= _ROT13_MIN_LETTERS:
-        readings.append(("rot13", _Folded(folded.text.translate(_ROT13), folded.origin)))
+        rot13 = folded.text.translate(_ROT13)
+        if not _ROT13_CUES.isdisjoint(_WORD.findall(rot13)):
+            readings.append(("rot13", _Folded(rot13, folded.origin)))
     return readings
 
 
@@ -370,9 +383,12 @@ def _char_finding(text: str, hits: list[int], rule: str, en: str, zh: str) -> Fi
 
 def _rule_findings(text: str, seen: set[str], prefix: str = "") -> list[Finding]:
     findings = []
-    for reading, folded in _readings(_normalise(text)):
+    normalised = _normalise(text)
+    scripts = {"any"} | ({"en"} if _LATIN.search(normalised.text) else set()) \
+        | ({"zh"} if _HAN_CHAR.search(normalised.text) else set())
+    for reading, folded in _readings(normalised):
         for rule, regex, unless in _COMPILED:
-            if rule.name in seen:
+            if rule.name in seen or rule.script not in scripts:
                 continue
             match = _first_match(regex, unless, folded.text)
             if match is None:

@@ -17,6 +17,9 @@ class Rule:
     pattern: str
     reason_en: str
     reason_zh: str
+    script: str = "any"
+    """``"en"``: tried only on a text with Latin letters; ``"zh"``: only on one with Chinese
+    characters (a rule that cannot match is not run: the scan runs on every write)."""
     unless: str = ""
     """A regex that excuses a match when found near it (60 characters before, 40 after): "the
     phone's developer mode is on" is about a device, not the model."""
@@ -117,9 +120,13 @@ RULES: tuple[Rule, ...] = (
         rf"|\bwhatever {_WEAK}[^.\n]{{0,40}}?\b(?:treat|consider|regard)s? (?:them|it|those) as {_GONE}"
         rf"|\bwhat follows (?:replaces|supersedes|overrides|cancels) (?:it|them|those|these|everything)"
         rf"|\b(?:ignore|disregard|forget|override|overrule|bypass|discard|drop|skip) (?:all |any |the |your |"
-        rf"everything |of )*(?:之前|以前|先前|上面|原来|所有|全部|你的)[^\s]{{0,6}} ?(?:{_TO}|{_ZH_RULES})",
+        rf"everything |of )*(?:之前|以前|先前|上面|原来|所有|全部|你的)[^\s]{{0,6}} ?(?:{_TO}|{_ZH_RULES})"
+        # the Chinese order in pinyin: hu lue zhi qian (忽略之前), wang ji gui ze (忘记规则)
+        rf"|\bhu ?lu?e ?(?:zhi ?qian|yi ?qian|shang ?mian|suo ?you|ni ?de)\b|\bwang ?(?:ji|diao) ?(?:ni ?de ?)?"
+        rf"(?:zhi ?qian|gui ?ze|she ?ding|zhi ?ling)\b",
         "tries to make the model ignore its earlier instructions",
         "试图让模型忽略之前的指令",
+        script="en",
     ),
     Rule(
         "new_orders_en",
@@ -137,6 +144,7 @@ RULES: tuple[Rule, ...] = (
         r"|\byou(?:'re| are) no longer (?:bound|restricted|limited|required|obliged) (?:by|to)\b",
         "gives the model new standing orders",
         "试图给模型下达新的长期指令",
+        script="en",
     ),
     Rule(
         "you_are_now_en",
@@ -165,6 +173,7 @@ RULES: tuple[Rule, ...] = (
         rf"assistant|model|persona|self)\b",
         "tries to give the model a new identity or role",
         "试图给模型换一个身份或角色",
+        script="en",
     ),
     Rule(
         "system_prompt_en",
@@ -173,6 +182,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bsystem prompt ?(?:override|update|[:：=])",
         "tries to replace or rewrite the system prompt",
         "试图替换或改写系统提示",
+        script="en",
     ),
     Rule(
         "reveal_prompt_en",
@@ -201,6 +211,7 @@ RULES: tuple[Rule, ...] = (
         rf"|\bwhat (?:do|does) your (?:instructions|rules|system prompt|prompt) say\b",
         "asks the model to reveal its hidden prompt",
         "要求模型泄露隐藏的提示词",
+        script="en",
     ),
     Rule(
         "hide_from_user_en",
@@ -217,6 +228,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bwithout the user (?:knowing|noticing|seeing|finding out)\b",
         "tells the model to keep something from the user",
         "要求模型向用户隐瞒信息",
+        script="en",
     ),
     Rule(
         "role_marker",
@@ -249,6 +261,7 @@ RULES: tuple[Rule, ...] = (
         rf"(?:to|at|into|via|in|@) {_W}{{0,3}}?{_DEST}",
         "sends secrets or the conversation somewhere (a URL, an address, an image link)",
         "把密钥、密码或对话内容发往别处（网址、邮箱、图片链接）",
+        script="en",
     ),
     Rule(
         "ignore_previous_zh",
@@ -270,11 +283,11 @@ RULES: tuple[Rule, ...] = (
         rf"(?:{_ZH_RULES}|rules|instructions|prompt)"
         rf"|(?:忽略|无视|忽视|忘记|忘掉|抛开|不要理会)\s*(?:掉)?你?(?:的)?(?:{_ZH_ALL}的?)?\s*(?:previous |prior |"
         rf"earlier |above |all |your |the )*(?:rules|instructions|prompts?|guidelines|settings|system prompt)"
-        rf"|[忽乎呼惚唿]略(?:掉)?你?(?:{_ZH_BEFORE}|{_ZH_ALL})[^。！!\n]{{0,10}}?(?:{_ZH_RULES}|内容|说的|的话)"
-        rf"|\bhu ?lu?e ?(?:zhi ?qian|yi ?qian|shang ?mian|suo ?you|ni ?de)\b|\bwang ?(?:ji|diao) ?(?:ni ?de ?)?"
-        rf"(?:zhi ?qian|gui ?ze|she ?ding|zhi ?ling)\b",
+        rf"|[忽乎呼惚唿]略(?:掉)?你?(?:{_ZH_BEFORE}|{_ZH_ALL})[^。！!\n]{{0,10}}?(?:{_ZH_RULES}|内容|说的|的话)",
+
         "tries to make the model ignore its earlier instructions",
         "试图让模型忽略之前的指令",
+        script="zh",
     ),
     Rule(
         "new_orders_zh",
@@ -291,6 +304,7 @@ RULES: tuple[Rule, ...] = (
         r"(?:带上|附上|加上|推荐|广告|链接|包含|提到)",
         "gives the model new standing orders",
         "试图给模型下达新的长期指令",
+        script="zh",
     ),
     Rule(
         "you_are_now_zh",
@@ -305,13 +319,14 @@ RULES: tuple[Rule, ...] = (
         r"|(?:接下来|现在|从现在起|从今往后|以后)?[，,]?(?:请你?|你(?:现在)?(?:来|要|将|就))扮演|接下来(?:请)?扮演"
         r"|(?:请|你|接下来|从现在起|以后|今后|改)(?:都)?以[^。，,]{1,12}?的?(?:身份|口吻|语气|角色)(?:来)?"
         r"(?:说话|回答|回复|发言|交流|对话)"
-        r"|(?<!用户)(?<!他)(?<!她)改用[^。，,]{1,8}?(?:口吻|语气|身份)|改当(?:一个|一名|个)"
+        r"|改用(?<!用户改用)(?<!他改用)(?<!她改用)[^。，,]{1,8}?(?:口吻|语气|身份)|改当(?:一个|一名|个)"
         r"|(?:不能|不要|别|不许|不准)(?:承认|说)(?:自己|你)是\s*(?:ai|人工智能|机器人|模型)"
         r"|(?:请你?|你)(?:化身为?|变身为?|假扮|冒充)"
-        r"|(?<!用户)(?<!他)(?<!她)把自己当成"
+        r"|把自己当成(?<!用户把自己当成)(?<!他把自己当成)(?<!她把自己当成)"
         r"|不要出戏|保持角色|别出戏",
         "tries to give the model a new identity or role",
         "试图给模型换一个身份或角色",
+        script="zh",
     ),
     Rule(
         "system_prompt_zh",
@@ -319,6 +334,7 @@ RULES: tuple[Rule, ...] = (
         "tries to replace or rewrite the system prompt",
         "试图替换或改写系统提示",
         unless=r"手机|电脑|屏幕|弹出|显示|电视|设备|应用|app|软件|windows|mac|网页|浏览器|打印机|路由器",
+        script="zh",
     ),
     Rule(
         "reveal_prompt_zh",
@@ -326,16 +342,18 @@ RULES: tuple[Rule, ...] = (
         rf"|{_ZH_SAY}[^。\n]{{0,12}}?{_ZH_SYSTEM}|{_ZH_SYSTEM}[^。\n]{{0,12}}?{_ZH_SAY}",
         "asks the model to reveal its hidden prompt",
         "要求模型泄露隐藏的提示词",
+        script="zh",
     ),
     Rule(
         "hide_from_user_zh",
         rf"(?:不要|别|不准|不许|切勿|千万别|千万不要|不能|不得|勿)(?:把[^。\n]{{0,20}}?)?"
         rf"(?:告诉|告知|透露给|通知|提醒|说给)(?:用户|使用者)"
         rf"|(?:不要|别|不能|不准|千万别|千万不要)让{_ZH_USER}(?:知道|发现|察觉|看到|注意到)"
-        rf"|[^。\n]{{0,10}}?(?:千万|一定)?别让{_ZH_USER}(?:知道|发现|察觉)"
+        rf"|(?:千万|一定)?别让{_ZH_USER}(?:知道|发现|察觉)"
         rf"|瞒着(?:用户|使用者)|对(?:用户|使用者)保密|向(?:用户|使用者)隐瞒|(?:用户|使用者)不(?:能|得|可以)知道",
         "tells the model to keep something from the user",
         "要求模型向用户隐瞒信息",
+        script="zh",
     ),
     Rule(
         "exfiltration_zh",
@@ -345,6 +363,7 @@ RULES: tuple[Rule, ...] = (
         rf"[^。\n]{{0,6}}?(?:{_DEST})",
         "sends secrets or the conversation somewhere (a URL, an address)",
         "把密钥、密码或对话内容发往别处（网址、邮箱）",
+        script="zh",
     ),
     Rule(
         "safety_off_en",
@@ -365,6 +384,7 @@ RULES: tuple[Rule, ...] = (
         unless=r"\b(?:phone|android|iphone|ipad|laptop|device|router|tv|car|console|browser|app|bios|"
                r"computer|pc|tablet|kindle|switch|xbox|playstation|server|camera|company|school|office|lab|"
                r"factory|airport|building)\b",
+        script="en",
     ),
     Rule(
         "safety_off_zh",
@@ -376,6 +396,7 @@ RULES: tuple[Rule, ...] = (
         "声称模型的安全规则已被关闭",
         unless=r"手机|电脑|平板|路由器|电视|汽车|车上|浏览器|应用|app|系统设置|设备|游戏机|相机|服务器|公司|学校|"
                r"单位|工厂|实验室|机场|大楼|小区",
+        script="zh",
     ),
     Rule(
         "fake_role_message",
@@ -404,6 +425,7 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:deny|lie|pretend|claim|change the subject|act as if|play dumb|feign)\b",
         "tells the model to deny that the note or its instructions exist",
         "要求模型否认这条记录或指令的存在",
+        script="en",
     ),
     Rule(
         "deny_existence_zh",
@@ -415,6 +437,7 @@ RULES: tuple[Rule, ...] = (
         r"|(?:装作|假装|装成)(?:从)?(?:没|未)(?:有)?(?:收到|看到|见过|这回事|这条)",
         "tells the model to deny that the note or its instructions exist",
         "要求模型否认这条记录或指令的存在",
+        script="zh",
     ),
     Rule(
         "planted_note_en",
@@ -450,6 +473,7 @@ RULES: tuple[Rule, ...] = (
         r"replies|response|responses|message|messages|output)s?\b",
         "is a note addressed to the model, or scripts its answers (what to say, recommend or pay)",
         "是写给模型的留言，或替模型预设回答（该说什么、推荐什么、往哪里付款）",
+        script="en",
     ),
     Rule(
         "planted_note_zh",
@@ -470,6 +494,7 @@ RULES: tuple[Rule, ...] = (
         r"|(?:回答|告诉|让他|让她|让用户)[^。\n]{0,15}?(?:账户|账号|帐户|帐号|卡号)[^。\n]{0,5}?\d{4}[ -]?\d{4}",
         "is a note addressed to the model, or scripts its answers (what to say, recommend or pay)",
         "是写给模型的留言，或替模型预设回答（该说什么、推荐什么、往哪里付款）",
+        script="zh",
     ),
     Rule(
         "split_instruction",
