@@ -10,6 +10,7 @@ class (importable from)      built-in base           raised when
 ``semantic.EmbedderMismatch``  ``ValueError``          a collection was built by another embedder
 ``curated.MemoryFull``        ``ValueError``          a write would take a file over its cap
 ``curated.InjectionRefused``  ``ValueError``          the text looks like a prompt injection
+``injection.InstructionRefused``  ``ValueError``      a memory to store reads like an instruction
 ``curated.MemoryLocked``      ``TimeoutError``        another process held the file's lock
 ``procedural.ProceduresDamaged``  ``ValueError``      a procedures file is damaged (named)
 ``stores.StoreLocked``        ``RuntimeError``        the memory folder is open in another process
@@ -45,6 +46,7 @@ FAMILY: tuple[str, ...] = (
     "semantic_values.EmbedderMismatch",
     "curated_file.MemoryFull",
     "curated_file.InjectionRefused",
+    "injection.InstructionRefused",
     "files.MemoryLocked",
     "stores.common.StoreLocked",
     "session_search.FTS5Unavailable",

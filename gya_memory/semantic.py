@@ -239,23 +239,33 @@ class SemanticMemory(ModelLifecycle):
                      equal=tuple(equal.items()))
 
     # -- writing ---------------------------------------------------------------------------
-    def store(self, text: str, /, **metadata: Any) -> str:
+    def store(self, text: str, /, *, allow_instructions: bool = False, **metadata: Any) -> str:
         """Store one memory (with optional JSON metadata, e.g. ``subject="偏好"``); returns
-        its id. Storing the same text again updates that memory instead of adding a copy."""
-        return self.store_many([(text, metadata)])[0]
+        its id. Storing the same text again updates that memory instead of adding a copy.
+
+        A text that reads like an instruction to the model is refused
+        (:class:`~gya_memory.injection.InstructionRefused`, nothing written);
+        ``allow_instructions=True`` stores it anyway (see :meth:`store_many`)."""
+        return self.store_many([(text, metadata)], allow_instructions=allow_instructions)[0]
 
     def store_many(
         self, items: Iterable[str | tuple[str, Mapping[str, Any]]], *,
-        batch_size: int = BATCH_SIZE,
+        batch_size: int = BATCH_SIZE, allow_instructions: bool = False,
     ) -> list[str]:
         """Store many memories, each a text or a ``(text, metadata)`` pair; returns the ids.
 
         Every item is checked before anything is written (an error names it: ``texts[64]``).
+        That includes the injection scan (:func:`gya_memory.injection.check_for_store`): a
+        text or string metadata value that reads like an instruction to the model ("ignore
+        your earlier instructions", "note to the assistant: ...") raises
+        :class:`~gya_memory.injection.InstructionRefused`. ``allow_instructions=True`` stores
+        it as it is, for a record the caller vouches for (a quote of an attack the user read
+        about); the context assembly still screens every memory before a prompt.
         Embedding and writing go in batches of ``batch_size``; the writes are flushed to
         disk before this returns. A text given twice is stored once (the last one wins).
         """
         batch_size = _check_batch_size(batch_size)
-        checked = _check_items(items, self.user_id)
+        checked = _check_items(items, self.user_id, allow_instructions=allow_instructions)
         rows = list(checked.items())
         for i in range(0, len(rows), batch_size):
             batch = rows[i : i + batch_size]

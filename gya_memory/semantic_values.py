@@ -22,6 +22,7 @@ from .checks import check_user_id
 from .checks import MAX_ID_CHARS
 from .storage import data_path
 from .errors import GyaMemoryError
+from .injection import check_allow, check_for_store
 from .payload import RESERVED_KEYS
 from .stores import VectorStore
 
@@ -179,9 +180,13 @@ def _check_top_k(top_k: object) -> int:
     return top_k
 
 
-def _check_items(items: object, user_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
+def _check_items(items: object, user_id: str, *, allow_instructions: object = False,
+                 store: str = "semantic memory") -> dict[str, tuple[str, dict[str, Any]]]:
     """``store_many``'s items, every one checked before anything is written: point id ->
-    (text, metadata), a text given twice kept once (the last one)."""
+    (text, metadata), a text given twice kept once (the last one). A text (or a string
+    metadata value) that reads like an instruction to the model raises
+    :class:`~gya_memory.injection.InstructionRefused` unless ``allow_instructions``."""
+    allow = check_allow(allow_instructions)
     if isinstance(items, (str, bytes)):
         raise ValueError("store_many() takes a list of texts; for one text use store()")
     if not isinstance(items, Iterable) or isinstance(items, Mapping):
@@ -198,10 +203,14 @@ def _check_items(items: object, user_id: str) -> dict[str, tuple[str, dict[str, 
                 raise ValueError("expected a string (or a (text, metadata) pair), got "
                                  f"{type(item).__name__}: {item!r:.80}")
             text = _check_memory_text("text", text)
-            checked.pop(pid := point_id(user_id, text), None)
-            checked[pid] = (text, _check_metadata(metadata))
+            metadata = _check_metadata(metadata)
         except ValueError as exc:
             raise ValueError(f"texts[{i}]: {exc}") from None
+        check_for_store(store, [(f"texts[{i}]", text)]
+                        + [(f"texts[{i}] metadata[{k!r}]", v) for k, v in metadata.items()
+                           if isinstance(v, str)], allow_instructions=allow)
+        checked.pop(pid := point_id(user_id, text), None)
+        checked[pid] = (text, metadata)
     return checked
 
 

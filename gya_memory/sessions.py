@@ -58,6 +58,14 @@ the table and the index, rewrites the index (FTS5 ``optimize``), and, with
 
 Size limits (characters): message content 20,000, query 1,000 (at most 16 terms),
 session id and user id 128.
+
+Search hits go into prompts, so every message is scanned before it is written
+(:mod:`gya_memory.injection`): a user, assistant or tool message that reads like an
+instruction to the model is refused with ``InstructionRefused`` and nothing is written,
+unless the caller passes ``allow_instructions=True`` (an agent keeping the full transcript
+of a chat in which the user typed such a thing does that: the row is a record, and the
+context assembly screens it again before a later prompt). ``system`` messages are the
+application's own prompt and are not scanned.
 """
 
 from __future__ import annotations
@@ -70,6 +78,7 @@ from .clock import Clock, system_clock
 from .checks import check_flag, check_user_id
 from .episodic import escape_like
 from .checks import DEFAULT_USER as DEFAULT_USER  # re-exported
+from .injection import check_allow, check_for_store
 from .checks import MAX_ID_CHARS as MAX_ID_CHARS
 from .storage import SQLiteStore
 from .text import ROLES as ROLES  # re-exported
@@ -230,18 +239,28 @@ class SessionStore(SQLiteStore):
                                   created_at))
         return stored
 
-    def add_message(self, session_id: str, role: str, content: str) -> SessionMessage:
+    def add_message(self, session_id: str, role: str, content: str, *,
+                    allow_instructions: bool = False) -> SessionMessage:
         """Append one message to a session (a new session starts at its first message)."""
-        return self.add_session(session_id, [{"role": role, "content": content}])[0]
+        return self.add_session(session_id, [{"role": role, "content": content}],
+                                allow_instructions=allow_instructions)[0]
 
-    def add_session(self, session_id: str, messages: Iterable[Mapping[str, str]]) -> list[SessionMessage]:
+    def add_session(self, session_id: str, messages: Iterable[Mapping[str, str]], *,
+                    allow_instructions: bool = False) -> list[SessionMessage]:
         """Append ``[{"role": ..., "content": ...}, ...]`` to a session in one transaction.
 
         Roles are system, user, assistant and tool. Every message is checked first: one
-        bad message writes none. If the session exists, the messages are appended to it.
+        bad message writes none. The check includes the injection scan: a non-system
+        message that reads like an instruction to the model raises
+        :class:`~gya_memory.injection.InstructionRefused`; ``allow_instructions=True``
+        stores it as it is. If the session exists, the messages are appended to it.
         """
+        allow = check_allow(allow_instructions)
         session_id = _check_id("session_id", session_id)
         checked = self._check_messages(messages)
+        check_for_store("session store", [(f"message {i} ({role})", content)
+                                          for i, (role, content) in enumerate(checked)
+                                          if role != "system"], allow_instructions=allow)
         with self._write() as conn:
             return self._insert(conn, session_id, checked)
 
