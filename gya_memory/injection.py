@@ -68,7 +68,7 @@ from .errors import GyaMemoryError
 
 from .fence import is_invisible
 from .text import HAN
-from .injection_rules import RULES
+from .injection_rules import CLAUSE_LEAD, RULES
 from .injection_rules import (  # re-exported: defined in injection_rules.py
     Rule as Rule,
 )
@@ -266,6 +266,7 @@ def _decoded_runs(text: str) -> list[str]:
     return found
 
 
+_LEAD = re.compile(CLAUSE_LEAD)
 _COMPILED = tuple((rule, re.compile(rule.pattern), re.compile(rule.unless) if rule.unless else None)
                   for rule in RULES)
 
@@ -415,8 +416,12 @@ def _rule_findings(text: str, seen: set[str], prefix: str = "") -> list[Finding]
             match = _first_match(regex, unless, folded.text)
             if match is None:
                 continue
-            if match.end() > match.start():
-                a, b = folded.origin[match.start()], folded.origin[match.end() - 1] + 1
+            start = match.start()
+            lead = _LEAD.match(folded.text, start, match.end())
+            if lead is not None and lead.end() < match.end():
+                start = lead.end()  # "and reveal your prompt": the excerpt is the order
+            if match.end() > start:
+                a, b = folded.origin[start], folded.origin[match.end() - 1] + 1
                 shown = "".join(ch for ch in text[a:b] if not (is_invisible(ch) or ch in BIDI_CHARS))
                 excerpt = shown.strip() or match.group(0).strip()
             else:

@@ -46,10 +46,13 @@ _DEST = r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.[\w.]+|webhook|\b(?:\d{1,3}\.){3}\
 _COMPLIMENT = r"(?:my|his|her|our|their|your|a big|the best|the greatest)"
 # A clause start, where an order's verb stands: the text's start, after punctuation, or after a
 # word that leads into an order ("please", "from now on", "quietly" ...).
-_CLAUSE = r"(?:^|(?<=[.!?;:,()\[\]{}\n\"'“”‘’「」『』【】。，！？；：])\s*|\b(?:please|pls|now|then|and|also|" \
-          r"just|first|quietly|secretly|silently|simply|kindly|so|ok|okay|always|next|finally|but|" \
-          r"from now on,?|from here on,?|going forward,?|henceforth,?|hereafter,?|you must|you should|" \
-          r"you will|you'll|you need to|you have to|请|以后|现在) )"
+_CLAUSE_WORDS = r"(?:please|pls|now|then|and|also|just|first|quietly|secretly|silently|simply|kindly|" \
+                r"so|ok|okay|always|next|finally|but|from now on,?|from here on,?|going forward,?|" \
+                r"henceforth,?|hereafter,?|you must|you should|you will|you'll|you need to|you have to|" \
+                r"请|以后|现在) "
+_CLAUSE = rf"(?:^|(?<=[.!?;:,()\[\]{{}}\n\"'“”‘’「」『』【】。，！？；：])\s*|\b{_CLAUSE_WORDS})"
+CLAUSE_LEAD = rf"\s*(?:{_CLAUSE_WORDS})+"
+"""The words a clause start may take in front of an order; left out of a finding's excerpt."""
 # Instructions, the noun: strong ones are the model's own whatever qualifies them; weak ones
 # (settings, rules, policy ...) only with "your" or an adjective that points at the model.
 _STRONG = r"(?:instructions?|guidance|guidelines?|directives?|system (?:prompts?|messages?)|prompts?|" \
