@@ -109,6 +109,8 @@ def _is_emoji_part(ch: str) -> bool:
 def _allowed_emoji_positions(text: str) -> set[int]:
     """Positions of invisible characters that belong to an emoji sequence."""
     allowed: set[int] = set()
+    if _ZWJ not in text and _VS16 not in text and "\U0001f3f4" not in text:
+        return allowed
     for m in _FLAG_TAG_SEQUENCE.finditer(text):
         allowed.update(range(m.start() + 1, m.end()))
     for i, ch in enumerate(text):
@@ -441,10 +443,13 @@ def scan(text: str) -> list[Finding]:
     if not isinstance(text, str):
         raise ValueError(f"scan() needs a string, got {type(text).__name__}: {text!r:.80}")
     findings: list[Finding] = []
-    allowed = _allowed_emoji_positions(text)
-    invisible = [i for i, ch in enumerate(text)
-                 if i not in allowed and ch not in BIDI_CHARS and is_invisible(ch)]
-    bidi = [i for i, ch in enumerate(text) if ch in BIDI_CHARS]
+    invisible: list[int] = []
+    bidi: list[int] = []
+    if not text.isascii():  # no ASCII character is invisible or a bidi control
+        allowed = _allowed_emoji_positions(text)
+        invisible = [i for i, ch in enumerate(text) if ch > "\x7f" and _fold_one(ch) == ""
+                     and i not in allowed and ch not in BIDI_CHARS]
+        bidi = [i for i, ch in enumerate(text) if ch in BIDI_CHARS]
     for found in (
         _char_finding(text, invisible, "invisible_char",
                       "contains an invisible character that can hide text from a human reader",
