@@ -1,8 +1,9 @@
 """Fault-injection benchmark: kill -9 a writer at random moments in every write path.
 
 For each path of :mod:`gya_memory.faults` (episodic ``add_many``, session appends, curated
-writes, ``forget_user``, semantic ``store_many``, ``reembed``, the fallback switch, and two
-concurrent writers on the episodic, session and curated stores) it runs ``--trials``
+writes, ``forget_user``, semantic ``store_many``, ``reembed``, the fallback switch, procedure
+registration, and two
+concurrent writers on the episodic, session, curated and procedure stores) it runs ``--trials``
 trials. In each, a child process writes and prints one line after every write returns;
 the parent kills it with SIGKILL after a random delay (``random.Random(seed)``; for the
 one-shot operations, ``forget_user``, ``reembed`` and the fallback switch, anywhere in 0-1.3x

@@ -8,7 +8,7 @@ Each module holds one idea from the series and can be read on its own:
 - ``payload``      the payload keys of a semantic memory, as named constants
 - ``clock``        injectable clocks, so timestamps in notebooks are reproducible
 - ``checks``       small input checks shared by the stores
-- ``files``        atomic file writes
+- ``files``        atomic file writes and the cross-process file lock
 - ``storage``      the SQLite base of the episodic and session stores
 - ``working``      working memory (工作记忆): the messages of the current call
 - ``episodic``     episodic memory (情节记忆): structured facts in SQLite
@@ -34,7 +34,8 @@ Each module holds one idea from the series and can be read on its own:
                    (``scenarios``: the evaluation sets; ``gate_features``: scores tried for the gate)
 - ``acceptance``   the article's acceptance check, five conditions, on the acceptance set
 - ``experiments``  the placement experiment
-- ``procedural``   procedural memory (程序记忆): recipes you find and call
+- ``procedural``   procedural memory (程序记忆): recipes you find and call, per user
+                   (``procedural_file``: the procedures file, its lock, its records)
 - ``curated``      Hermes-style bounded MEMORY.md / USER.md with frozen snapshots
                    (``curated_file``: one bounded file, its lock and its checks)
 - ``sessions``     Hermes-style session search: raw messages in SQLite FTS5 (trigram)

@@ -12,7 +12,8 @@ the same few checks, so the same bad value gets the same answer everywhere:
 - :func:`check_text`: a non-empty string with no NUL and no lone surrogate, which names
   the field (and the batch ``index``) in every message.
 
-:func:`redact_url` hides ``user:password@`` in a URL before it goes into a message.
+:func:`redact_url` hides ``user:password@`` and key-like query values (``?api-key=``,
+``&token=``) in a URL before it goes into a message.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import math
 import numbers
 import re
 import unicodedata
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 MAX_USER_ID_CHARS = 128
 MAX_ID_CHARS = MAX_USER_ID_CHARS
@@ -61,9 +62,17 @@ def check_text(name: str, value: object, limit: int, *, index: int | None = None
 
 
 def check_user_id(value: object, *, name: str = "user_id", limit: int = MAX_USER_ID_CHARS) -> str:
-    """A user id exactly as given: refused (never stripped) if it has leading or trailing
-    whitespace or any control/format character, so two ids that print alike are one id."""
+    """A user id in Unicode NFC: refused (never stripped) if it has leading or trailing
+    whitespace or any control/format character, and normalised to NFC, so two ids that
+    print alike are one id (``"jos\u00e9"`` and ``"jose\u0301"`` are the same user).
+
+    Every store takes its user id through this function: this is the one place ids are
+    normalised.
+    """
     text = check_text(name, value, limit, strip=False)
+    text = unicodedata.normalize("NFC", text)
+    if len(text) > limit:  # NFC never lengthens Latin/Han text, but some scripts can grow
+        raise ValueError(f"{name} is {len(text):,} characters in NFC; the limit is {limit:,}")
     if text != text.strip() or text.strip("\u00a0\u2007\u202f\ufeff") != text:
         raise ValueError(f"{name} {text!r} has leading or trailing whitespace; give the id "
                          "exactly, without spaces around it")
@@ -121,21 +130,26 @@ def check_finite(name: str, value: object, low: float | None = None,
     return number
 
 
-_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+# user:password@ -- the password may hold a raw "/" (``http://u:pa/ss@host``), so the
+# userinfo runs to the last "@" before any "?", "#" or whitespace, not to the first "/".
+_USERINFO = re.compile(r"(?<=://)[^\s?#]*@")
+# the value of a query parameter whose name looks like a secret: api-key, api_key, apikey,
+# key, token, access_token, secret, password, passwd, pwd, auth, signature, sig, credential
+_SECRET_PARAM = re.compile(
+    r"(?i)([?&;][^=&#\s]*?(?:key|token|secret|passw(?:or)?d|pwd|auth|sig(?:nature)?|"
+    r"credential)[^=&#\s]*=)[^&#\s]*")
 
 
 def redact_url(url: object) -> str:
-    """``url`` with any ``user:password@`` replaced by ``***@``; also works inside a
-    longer message (every ``scheme://user:pw@`` in it is redacted)."""
-    text = str(url)
-    try:
-        parts = urlsplit(text)
-        if parts.scheme and "@" in parts.netloc:
-            host = parts.netloc.rsplit("@", 1)[1]
-            text = urlunsplit(parts._replace(netloc=f"***@{host}"))
-    except ValueError:
-        pass
-    return _USERINFO.sub("***@", text)
+    """``url`` with any ``user:password@`` replaced by ``***@`` and the value of every
+    key-like query parameter by ``***``; also works inside a longer message (every
+    ``scheme://user:pw@`` in it is redacted).
+
+    >>> redact_url("http://me:pa/ss@host:8000/v1?api-key=sk-1&model=m")
+    'http://***@host:8000/v1?api-key=***&model=m'
+    """
+    text = _USERINFO.sub("***@", str(url))
+    return _SECRET_PARAM.sub(lambda m: m.group(1) + "***", text)
 
 
 def is_loopback(url: str) -> bool:

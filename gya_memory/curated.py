@@ -50,9 +50,12 @@ Write-time scanning (写入时扫描)
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import time
+import unicodedata
 from urllib.parse import quote
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,17 +162,59 @@ def _remove_tombstones(base: Path) -> None:
         shutil.rmtree(p, ignore_errors=True)
 
 
+FOLDER_PREFIX_CHARS = 24
+"""How much of the id the folder name shows; the hash after it tells ids apart."""
+
+
 def user_folder_name(user_id: str) -> str:
-    """The folder of one user's files under the base folder: ``user-`` and the id,
-    percent-encoded so that any id is one safe folder name (``alice`` → ``user-alice``)."""
-    return "user-" + quote(check_user_id(user_id), safe="-_")
+    """The folder of one user's files under the base folder: ``user-``, a readable prefix
+    of the id, and a hash of the whole id (``alice`` → ``user-alice-2bd806c97f0e00af...``).
+
+    Bounded and collision-free: at most 24 characters of the id (letters and digits of any
+    script, ``-`` and ``_``; anything else becomes ``_``) plus 32 hex digits of its SHA-256,
+    so the name stays under 140 bytes for any valid id (a file name may have 255), and two
+    ids never share a folder, also on a file system that ignores case.
+    """
+    user_id = check_user_id(user_id)
+    readable = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in user_id)
+    prefix = re.sub(r"_+", "_", readable)[:FOLDER_PREFIX_CHARS].strip("_")
+    digest = hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
+    return f"user-{prefix}-{digest}" if prefix else f"user-{digest}"
+
+
+def legacy_folder_names(user_id: str) -> list[str]:
+    """The names earlier versions gave ``user_id``'s folder (``user-`` and the id
+    percent-encoded, for the id as given and in NFC and NFD), the ones a file can have."""
+    forms = dict.fromkeys([user_id, unicodedata.normalize("NFC", user_id),
+                           unicodedata.normalize("NFD", user_id)])
+    names = ["user-" + quote(form, safe="-_") for form in forms]
+    return [n for n in dict.fromkeys(names) if len(n.encode("utf-8")) <= 255]
+
+
+def _migrate(base: Path, raw_id: str, folder: Path) -> None:
+    """Rename a folder an earlier version made for this user (``user-alice``) to its
+    bounded name, once, on first open. Two old folders for one id (the id written in NFC
+    and in NFD) cannot be merged safely: that is an error naming both."""
+    if folder.exists():
+        return
+    found = [base / n for n in legacy_folder_names(raw_id) if (base / n).is_dir()]
+    if len(found) > 1:
+        raise ValueError(f"two folders hold the curated files of user {folder.name!r}: "
+                         f"{', '.join(map(str, found))}; merge them into {folder} by hand")
+    if found:
+        try:
+            os.rename(found[0], folder)
+        except FileNotFoundError:  # another process migrated it first
+            pass
+        fsync_folder(base)
 
 
 class CuratedMemory:
     """``MEMORY.md`` (the agent's notes) and ``USER.md`` (the user profile) in one folder.
 
     With ``user_id``, the files live in that user's own folder under ``folder``
-    (:func:`user_folder_name`), and :meth:`erase` removes them all. Nothing is read or
+    (:func:`user_folder_name`; a folder an earlier version named ``user-<id>`` is renamed to
+    it on first open), and :meth:`erase` removes them all. Nothing is read or
     written until you ask: the folder is created by the first write.
     """
 
@@ -183,12 +228,17 @@ class CuratedMemory:
         user_cap: int = USER_CAP,
         lock_timeout: float = LOCK_TIMEOUT_S,
     ) -> None:
+        if folder is not None and (isinstance(folder, bytes) or not isinstance(folder, (str, os.PathLike))
+                                   or not str(folder).strip()):
+            raise ValueError(f"folder must be a non-empty str or Path, got "
+                             f"{type(folder).__name__}: {folder!r:.80}")
         base = Path(folder) if folder is not None else default_folder()
         self.user_id = None if user_id is None else check_user_id(user_id)
         self.folder = base if self.user_id is None else base / user_folder_name(self.user_id)
         self.clock = clock
         if self.user_id is not None:
             _remove_tombstones(base)
+            _migrate(base, str(user_id), self.folder)
         self.memory = MemoryFile(self.folder / MEMORY_FILE, memory_cap, MEMORY_TITLE,
                                  lock_timeout=lock_timeout, tag=MEMORY_TAG)
         self.user = MemoryFile(self.folder / USER_FILE, user_cap, USER_TITLE,
@@ -212,6 +262,18 @@ class CuratedMemory:
             blocked=tuple(f"{MEMORY_FILE} {b}" for b in memory_blocked)
             + tuple(f"{USER_FILE} {b}" for b in user_blocked),
         )
+
+    def check_erasable(self) -> None:
+        """Raise unless :meth:`erase` can run: the user's folder, if there, is a folder whose
+        files are readable (:func:`gya_memory.erasure.forget_user` asks before deleting)."""
+        if self.folder.exists() and not self.folder.is_dir():
+            raise NotADirectoryError(f"{self.folder} should be a folder of curated files but "
+                                     "is a file; move it away. Nothing was deleted.")
+        for file in (self.memory, self.user):
+            try:
+                file.entries()
+            except (OSError, ValueError) as exc:
+                raise type(exc)(f"cannot read {file.path}: {exc}. Nothing was deleted.") from None
 
     def erase(self) -> int:
         """Delete both files, their locks and temp files. Returns how many entries were

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,7 +17,9 @@ from typing import Literal
 from .checks import is_int
 from .checks import check_finite, check_text
 from .fence import fence
-from .files import atomic_write_text, fsync_folder, try_lock, unlock
+from .files import atomic_write_text, fsync_folder
+from .files import file_lock as _file_lock
+from .files import MemoryLocked as MemoryLocked  # re-exported: defined in files.py
 from .injection import Finding
 from .injection import scan
 from .errors import GyaMemoryError
@@ -116,10 +117,6 @@ class InjectionRefused(ValueError, GyaMemoryError):
         super().__init__("\n".join(lines))
 
 
-class MemoryLocked(TimeoutError, GyaMemoryError):
-    """Another process held the file's lock for longer than the timeout."""
-
-
 # -- helpers ------------------------------------------------------------------------------------
 def _preview(text: str, width: int = _PREVIEW_CHARS) -> str:
     one_line = " ".join(text.split())
@@ -190,32 +187,6 @@ def _screen(entries: list[str]) -> tuple[list[str], list[str]]:
 
 def _is_temp_of(name: str, file_name: str) -> bool:
     return name.startswith(f".{file_name}.") and name.endswith(".tmp")
-
-
-@contextmanager
-def _file_lock(lock_path: Path, timeout: float, name: str) -> Iterator[None]:
-    """Hold an exclusive lock on ``lock_path`` (flock on POSIX, msvcrt on Windows).
-
-    The lock lives in a sidecar file because the memory file itself is replaced on every
-    write. It is released when the process dies, so a crashed writer cannot leave it stuck.
-    """
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + timeout
-    with open(lock_path, "a+b") as f:
-        delay = 0.001
-        while not try_lock(f.fileno()):
-            if time.monotonic() >= deadline:
-                raise MemoryLocked(
-                    f"could not lock {name} within {timeout:g} s: another process (another "
-                    f"notebook kernel?) is writing it and holds {lock_path.name}. Nothing was "
-                    "written; try again when it is done."
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-        try:
-            yield
-        finally:
-            unlock(f.fileno())
 
 
 # -- one bounded file ---------------------------------------------------------------------------

@@ -16,6 +16,10 @@ locked". ``MEMORY_SQLITE_UNSAFE_NO_JOURNAL=1`` turns the journal off for locked-
 sandboxes that forbid its files; a crash mid-write can then corrupt the database.
 
 Size limits (characters): subject 100, fact 2,000, session id and user id 128.
+
+Facts go into prompts, so every write is scanned first (:mod:`gya_memory.injection`): a row
+that reads like an instruction to the model is refused with ``InstructionRefused`` and nothing
+is written, unless the caller passes ``allow_instructions=True``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from .checks import check_count, check_flag, check_user_id
 from .checks import check_text as _check_text
 from .clock import Clock, system_clock
 from .checks import DEFAULT_USER as DEFAULT_USER  # re-exported
+from .injection import check_allow, check_for_store
 from .checks import MAX_ID_CHARS as MAX_ID_CHARS
 from .storage import SQLiteStore, data_path
 from .storage import UnsafeJournalWarning as UnsafeJournalWarning  # re-exported
@@ -127,23 +132,39 @@ class EpisodicMemory(SQLiteStore):
             _check_text("session_id", session_id, MAX_ID_CHARS, index=index),
         )
 
-    def add(self, subject: str, fact: str, session_id: str) -> Fact:
-        """Store one fact; it is committed to disk when this returns."""
-        return self.add_many([(subject, fact, session_id)])[0]
+    def add(self, subject: str, fact: str, session_id: str, *,
+            allow_instructions: bool = False) -> Fact:
+        """Store one fact; it is committed to disk when this returns. A fact that reads like
+        an instruction to the model is refused (``InstructionRefused``) unless
+        ``allow_instructions=True`` (see :meth:`add_many`)."""
+        return self.add_many([(subject, fact, session_id)], allow_instructions=allow_instructions)[0]
 
-    def add_many(self, rows: Iterable[Sequence[str]]) -> list[Fact]:
+    def add_many(self, rows: Iterable[Sequence[str]], *,
+                 allow_instructions: bool = False) -> list[Fact]:
         """Store many ``(subject, fact, session_id)`` rows in one transaction.
 
-        Every row is checked before anything is written: one bad row writes none.
+        Every row is checked before anything is written: one bad row writes none. The check
+        includes the injection scan: a subject, fact or session id that reads like an
+        instruction to the model raises :class:`~gya_memory.injection.InstructionRefused`.
+        ``allow_instructions=True`` stores it as it is (a record the caller vouches for, such
+        as a quote of an attack); the context assembly still screens it before a prompt.
         """
+        allow = check_allow(allow_instructions)
+        if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):
+            raise ValueError("rows must be a list of (subject, fact, session_id) tuples, got "
+                             f"{type(rows).__name__}: {rows!r:.80}")
         checked = []
         for i, row in enumerate(rows):
             if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 3:
                 raise ValueError(f"row {i} must be (subject, fact, session_id), got {row!r:.80}")
             try:
-                checked.append(self._row(*row))
+                subject, fact, session_id = self._row(*row)
             except ValueError as exc:
                 raise ValueError(f"row {i}: {exc}") from None
+            check_for_store("episodic memory", [(f"row {i} fact", fact), (f"row {i} subject", subject),
+                                                (f"row {i} session_id", session_id)],
+                            allow_instructions=allow)
+            checked.append((subject, fact, session_id))
         if not checked:
             return []
         stored: list[Fact] = []

@@ -3,8 +3,14 @@
 ``forget_user(user_id, episodic=..., sessions=..., semantic=..., curated=..., procedural=...)``
 removes one user's memories from each store it is given and returns an
 :class:`ErasureReport` of what it removed, per store. Each store must already be the
-user's own (its ``user_id`` is ``user_id``); every store is checked before anything is
-deleted, so a mistake deletes nothing.
+user's own (its ``user_id`` is ``user_id``, both in NFC), and every store is asked whether
+it can be erased (``check_erasable()``: open, writable, its file readable) before
+anything is deleted, so a mistake or a closed store deletes nothing.
+
+If another connection's read keeps a SQLite ``-wal`` file from being emptied, the call
+waits briefly (``wal_wait_s``), then raises :class:`ErasureIncomplete`: the rows are
+deleted from every store, but copies of the text remain in that WAL until the other
+connection closes; its message says so, and calling ``forget_user`` again finishes the job.
 
 "Deleted" means gone from the files, not only from the queries:
 
@@ -13,7 +19,8 @@ deleted, so a mistake deletes nothing.
   (FTS5 ``optimize``), and a ``wal_checkpoint(TRUNCATE)`` moves the zeroed pages into the
   file and empties the ``-wal`` file;
 - curated files: the user's folder (``MEMORY.md``, ``USER.md``, locks, temp files) is deleted;
-- procedures the user owns are dropped and their JSON file rewritten;
+- procedures the user owns are dropped and their JSON file rewritten under its lock, with
+  any temp file a killed save left next to it removed;
 - semantic memory: :meth:`SemanticMemory.erase_user` removes the user's points from every
   collection.
 
@@ -26,7 +33,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .checks import check_user_id
+from .checks import check_finite, check_user_id
+from .errors import GyaMemoryError
+from .storage import WAL_WAIT_S
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,22 @@ class ErasureReport:
         parts = [f"{name} {getattr(self, name)}" for name in
                  ("episodic", "sessions", "semantic", "curated", "procedural")
                  if getattr(self, name) is not None]
-        return f"forgot {self.user_id!r}: " + ", ".join(parts) + f" (total {self.total})"
+        text = f"forgot {self.user_id!r}: " + ", ".join(parts) + f" (total {self.total})"
+        if not self.wal_emptied:
+            text += (" -- NOT FINISHED: another connection's read kept a SQLite -wal file "
+                     "from being emptied, so copies of the deleted text are still in it; "
+                     "close that connection and call forget_user again")
+        return text
+
+
+class ErasureIncomplete(RuntimeError, GyaMemoryError):
+    """The rows are deleted, but a SQLite ``-wal`` file still holds copies of the text
+    (another connection was reading); ``report`` says what was removed."""
+
+    def __init__(self, report: ErasureReport, files: list[str]) -> None:
+        self.report = report
+        self.files = files
+        super().__init__(f"{report}. WAL not emptied: {', '.join(files)}.")
 
 
 def _owned(store: Any, what: str, user_id: str) -> None:
@@ -61,6 +85,30 @@ def _owned(store: Any, what: str, user_id: str) -> None:
     if owner != user_id:
         raise ValueError(f"{what} belongs to user {owner!r}, not {user_id!r}; open it with "
                          f"user_id={user_id!r} to forget that user. Nothing was deleted.")
+
+
+def _check_stores(user_id: str, given: dict[str, Any]) -> None:
+    """Every given store is the user's own and can be erased now; raises before anything
+    is deleted."""
+    if not any(s is not None for s in given.values()):
+        raise ValueError("forget_user() needs at least one store: episodic=, sessions=, "
+                         "semantic=, curated= or procedural=")
+    for what, store in given.items():
+        if store is None:
+            continue
+        if what != "procedural" or getattr(store, "user_id", None) is not None:
+            _owned(store, what, user_id)
+    semantic, procedural = given["semantic"], given["procedural"]
+    if semantic is not None and not callable(getattr(semantic, "erase_user", None)):
+        raise RuntimeError(
+            f"{type(semantic).__name__} has no erase_user() method, so its points cannot be "
+            "removed from every collection; update gya_memory.semantic. Nothing was deleted.")
+    if procedural is not None and not callable(getattr(procedural, "erase_user", None)):
+        raise ValueError(f"procedural must be a ProceduralMemory, got {type(procedural).__name__}")
+    for store in given.values():
+        check = getattr(store, "check_erasable", None)
+        if callable(check):
+            check()  # its error says what is wrong, and that nothing was deleted
 
 
 def forget_user(
@@ -71,36 +119,30 @@ def forget_user(
     semantic: Any = None,
     curated: Any = None,
     procedural: Any = None,
+    wal_wait_s: float = WAL_WAIT_S,
 ) -> ErasureReport:
-    """Forget ``user_id`` in every store given (see the module docstring)."""
+    """Forget ``user_id`` in every store given (see the module docstring); raises
+    :class:`ErasureIncomplete` (with the report) if a WAL could not be emptied."""
     user_id = check_user_id(user_id)
+    wal_wait_s = check_finite("wal_wait_s", wal_wait_s, low=0)
     given = {"episodic": episodic, "sessions": sessions, "semantic": semantic,
-             "curated": curated}
-    for what, store in given.items():
-        if store is not None:
-            _owned(store, what, user_id)
-    if semantic is not None and not callable(getattr(semantic, "erase_user", None)):
-        raise RuntimeError(
-            f"{type(semantic).__name__} has no erase_user() method, so its points cannot be "
-            "removed from every collection; update gya_memory.semantic. Nothing was deleted.")
-    if procedural is not None and not callable(getattr(procedural, "erase_user", None)):
-        raise ValueError(f"procedural must be a ProceduralMemory, got {type(procedural).__name__}")
-    if not any(s is not None for s in (*given.values(), procedural)):
-        raise ValueError("forget_user() needs at least one store: episodic=, sessions=, "
-                         "semantic=, curated= or procedural=")
+             "curated": curated, "procedural": procedural}
+    _check_stores(user_id, given)
 
     counts: dict[str, int] = {}
-    wal_emptied = True
-    if episodic is not None:
-        counts["episodic"] = episodic.forget(everything=True)
-        wal_emptied &= bool(episodic.scrubbed)
-    if sessions is not None:
-        counts["sessions"] = sessions.forget(everything=True)
-        wal_emptied &= bool(sessions.scrubbed)
+    unfinished: list[str] = []
+    for what, store in (("episodic", episodic), ("sessions", sessions)):
+        if store is not None:
+            counts[what] = store.forget(everything=True)
+            if not store.scrubbed and not store.empty_wal(wal_wait_s):
+                unfinished.append(f"{store.path}-wal")
     if semantic is not None:
         counts["semantic"] = int(semantic.erase_user())
     if curated is not None:
         counts["curated"] = curated.erase()
     if procedural is not None:
         counts["procedural"] = procedural.erase_user(user_id)
-    return ErasureReport(user_id=user_id, wal_emptied=wal_emptied, **counts)
+    report = ErasureReport(user_id=user_id, wal_emptied=not unfinished, **counts)
+    if unfinished:
+        raise ErasureIncomplete(report, unfinished)
+    return report

@@ -108,6 +108,15 @@ def check(path: str, folder: Path, reported: list[str]) -> Trial:
             names = {e.split(" ")[0] for e in entries}
             lost = [r for r in reported if r not in names]
             return Trial(path, len(reported), len(lost), int(bool(problem)), problem)
+        if path in ("procedures_register", "concurrent_procedures"):
+            from .procedural import ProceduralMemory
+
+            procs = ProceduralMemory(path=folder / "procedures.json", user_id=USER)  # cleans temps
+            temps = [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+            names = {p.name for p in procs.owned_by(USER)}
+            lost = [r for r in reported if r not in names]
+            return Trial(path, len(reported), len(lost), int(bool(temps)),
+                         f"temp files left: {', '.join(temps)}" if temps else "")
         if path == "forget_user":
             return _check_forget(folder, reported)
         if path == "semantic_store_many":

@@ -11,7 +11,8 @@ made it out, and opens the store again the way a restart would. A trial then rep
   half-written batch or operation (a batch is all there or not there at all).
 
 Paths (:data:`PATHS`): ``episodic_add_many``, ``session_append``, ``curated_write``,
-``forget_user``, ``semantic_store_many``, ``reembed``, ``fallback_switch``, and
+``forget_user``, ``semantic_store_many``, ``reembed``, ``fallback_switch``,
+``procedures_register``, and
 ``concurrent_*`` variants where a second writer works on the same store at the same time
 (the first is killed at the random moment, the second 0.1 s later; every write either
 reported must survive).
@@ -51,14 +52,16 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 PATHS = ("episodic_add_many", "session_append", "curated_write", "forget_user",
          "semantic_store_many", "reembed", "fallback_switch",
-         "concurrent_episodic", "concurrent_sessions", "concurrent_curated")
+         "concurrent_episodic", "concurrent_sessions", "concurrent_curated",
+         "procedures_register", "concurrent_procedures")
 # How long after the child says READY the kill may come (seconds). The loops write for as
 # long as they live. A one-shot operation is timed once per run (:func:`calibrate`) and the
 # kill comes anywhere in 0-1.3x that time, so most kills land inside it and some after it.
 MAX_DELAY = {"episodic_add_many": 0.4, "session_append": 0.4, "curated_write": 0.4,
              "forget_user": 0.15, "semantic_store_many": 0.6, "reembed": 0.5,
              "fallback_switch": 3.5, "concurrent_episodic": 0.4, "concurrent_sessions": 0.4,
-             "concurrent_curated": 0.4}
+             "concurrent_curated": 0.4, "procedures_register": 0.4,
+             "concurrent_procedures": 0.4}
 ONE_SHOT = ("forget_user", "reembed", "fallback_switch")
 
 
@@ -142,6 +145,14 @@ def _child(path: str, folder: Path, seed: int, writer: str) -> None:
         for b in range(loop_limit):
             notes.add(f"{writer}-entry-{b} " + "x" * 200)
             _say(f"C {writer}-entry-{b}")
+    elif path in ("procedures_register", "concurrent_procedures"):
+        from .procedural import ProceduralMemory, Procedure
+
+        procs = ProceduralMemory(path=folder / "procedures.json", user_id=USER)
+        _say("READY")
+        for b in range(loop_limit):
+            procs.register(Procedure(f"{writer}-p{b}", "x" * 200, steps=("s",)))
+            _say(f"C {writer}-p{b}")
     elif path == "forget_user":
         from .curated import CuratedMemory
         from .episodic import EpisodicMemory

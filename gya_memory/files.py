@@ -1,4 +1,5 @@
-"""Atomic file writes: a file is either the old one or the new one, never half of each.
+"""Atomic file writes and a cross-process file lock: a file is either the old one or the
+new one, never half of each, and two processes changing it take turns.
 
 Used by the curated memory files, saved procedures and the vector store's collection pointer.
 """
@@ -7,7 +8,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from .errors import GyaMemoryError
+
+
+class MemoryLocked(TimeoutError, GyaMemoryError):
+    """Another process held the file's lock for longer than the timeout."""
 
 
 def fsync_folder(folder: Path) -> None:
@@ -74,3 +84,40 @@ def unlock(fd: int) -> None:
     import fcntl
 
     fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextmanager
+def file_lock(lock_path: Path, timeout: float, name: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_path`` (flock on POSIX, msvcrt on Windows), waiting
+    up to ``timeout`` seconds, else :class:`MemoryLocked` naming ``name``.
+
+    The lock lives in a sidecar file because the file it guards is replaced on every
+    write. It is released when the process dies, so a crashed writer cannot leave it stuck.
+    """
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    with open(lock_path, "a+b") as f:
+        delay = 0.001
+        while not try_lock(f.fileno()):
+            if time.monotonic() >= deadline:
+                raise MemoryLocked(
+                    f"could not lock {name} within {timeout:g} s: another process (another "
+                    f"notebook kernel?) is writing it and holds {lock_path.name}. Nothing was "
+                    "written; try again when it is done."
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        try:
+            yield
+        finally:
+            unlock(f.fileno())
+
+
+def temp_files_of(path: Path) -> list[Path]:
+    """The temp files :func:`atomic_write_text` makes for ``path`` (``.<name>.*.tmp``) that
+    are in its folder now: a killed writer's leftovers, unless a live one holds the lock."""
+    try:
+        return [p for p in path.parent.iterdir()
+                if p.name.startswith(f".{path.name}.") and p.name.endswith(".tmp")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []

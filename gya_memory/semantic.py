@@ -40,7 +40,6 @@ import uuid
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .checks import DEFAULT_USER
@@ -72,8 +71,9 @@ from .semantic_values import (
     Memory,
     _COLLECTION_RE,
     _check_batch_size,
+    _check_folder,
+    _check_items,
     _check_memory_text,
-    _check_metadata,
     _check_min_score,
     _check_top_k,
     _check_user_id,
@@ -179,7 +179,7 @@ class SemanticMemory(ModelLifecycle):
             self._store = ClientStore(location=":memory:")
             self._finalizer = weakref.finalize(self, _close_store, self._store)
         else:
-            folder = Path(path if path is not None else default_path()).expanduser()
+            folder = _check_folder(path if path is not None else default_path())
             self.location = folder.name
             self._store, key = open_folder(folder)
             self._finalizer = weakref.finalize(self, release_folder, key)
@@ -239,40 +239,33 @@ class SemanticMemory(ModelLifecycle):
                      equal=tuple(equal.items()))
 
     # -- writing ---------------------------------------------------------------------------
-    def store(self, text: str, /, **metadata: Any) -> str:
+    def store(self, text: str, /, *, allow_instructions: bool = False, **metadata: Any) -> str:
         """Store one memory (with optional JSON metadata, e.g. ``subject="偏好"``); returns
-        its id. Storing the same text again updates that memory instead of adding a copy."""
-        return self.store_many([(text, metadata)])[0]
+        its id. Storing the same text again updates that memory instead of adding a copy.
+
+        A text that reads like an instruction to the model is refused
+        (:class:`~gya_memory.injection.InstructionRefused`, nothing written);
+        ``allow_instructions=True`` stores it anyway (see :meth:`store_many`)."""
+        return self.store_many([(text, metadata)], allow_instructions=allow_instructions)[0]
 
     def store_many(
         self, items: Iterable[str | tuple[str, Mapping[str, Any]]], *,
-        batch_size: int = BATCH_SIZE,
+        batch_size: int = BATCH_SIZE, allow_instructions: bool = False,
     ) -> list[str]:
         """Store many memories, each a text or a ``(text, metadata)`` pair; returns the ids.
 
         Every item is checked before anything is written (an error names it: ``texts[64]``).
+        That includes the injection scan (:func:`gya_memory.injection.check_for_store`): a
+        text or string metadata value that reads like an instruction to the model ("ignore
+        your earlier instructions", "note to the assistant: ...") raises
+        :class:`~gya_memory.injection.InstructionRefused`. ``allow_instructions=True`` stores
+        it as it is, for a record the caller vouches for (a quote of an attack the user read
+        about); the context assembly still screens every memory before a prompt.
         Embedding and writing go in batches of ``batch_size``; the writes are flushed to
         disk before this returns. A text given twice is stored once (the last one wins).
         """
         batch_size = _check_batch_size(batch_size)
-        if isinstance(items, (str, bytes)):
-            raise ValueError("store_many() takes a list of texts; for one text use store()")
-        checked: dict[str, tuple[str, dict[str, Any]]] = {}
-        for i, item in enumerate(items):
-            name = f"texts[{i}]"
-            try:
-                if isinstance(item, str):
-                    text, metadata = item, {}
-                elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Mapping):
-                    text, metadata = item
-                else:
-                    raise ValueError("expected a string (or a (text, metadata) pair), got "
-                                     f"{type(item).__name__}: {item!r:.80}")
-                text = _check_memory_text("text", text)
-                checked.pop(pid := point_id(self.user_id, text), None)
-                checked[pid] = (text, _check_metadata(metadata))
-            except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from None
+        checked = _check_items(items, self.user_id, allow_instructions=allow_instructions)
         rows = list(checked.items())
         for i in range(0, len(rows), batch_size):
             batch = rows[i : i + batch_size]
@@ -386,7 +379,8 @@ class SemanticMemory(ModelLifecycle):
     def forget(self, id: str | None = None, *, text: str | None = None,
                everything: bool = False) -> int:
         """Delete one memory (by ``id`` or by its ``text``) or all of this user's
-        (``everything=True``); returns how many were deleted. Other users' memories are
+        (``everything=True``, which also rewrites the collections so no byte of the texts
+        stays in the files); returns how many were deleted. Other users' memories are
         never touched. The deletion applies to the fallback collection too."""
         if sum([id is not None, text is not None, everything is True]) != 1:
             raise ValueError("forget() takes exactly one of id=, text= or everything=True")
@@ -403,6 +397,8 @@ class SemanticMemory(ModelLifecycle):
         for name in (self.collection, self.fallback_collection):
             if self._exists(name):
                 counts[name] = self.backend.delete(name, where)
+                if everything and counts[name]:
+                    self.backend.compact(name)  # no byte left behind, as in erase_user()
         self.backend.flush()
         if not everything and not any(counts.values()):
             what = f"id {id!r}" if id is not None else f"text {text!r}"
@@ -426,6 +422,12 @@ class SemanticMemory(ModelLifecycle):
                 self.backend.compact(name)
         self.backend.flush()
         return len(removed)
+
+    def check_erasable(self) -> None:
+        """Raise unless :meth:`erase_user` can run now (the store is open)."""
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed; open it again to forget {self.user_id!r}. "
+                               "Nothing was deleted.")
 
     # -- closing ---------------------------------------------------------------------------
     def close(self) -> None:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import unicodedata
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from .checks import check_user_id
 from .checks import MAX_ID_CHARS
 from .storage import data_path
 from .errors import GyaMemoryError
+from .injection import check_allow, check_for_store
 from .payload import RESERVED_KEYS
 from .stores import VectorStore
 
@@ -156,10 +158,60 @@ def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return dict(metadata)
 
 
+def _check_folder(path: object) -> Path:
+    """The store's folder: a ``str`` or ``Path`` that is not empty (``""`` would put the
+    store's files in the working folder, ``123`` a folder named ``123``)."""
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"path must be a folder (a non-empty str or Path) or ':memory:', got "
+                         f"{type(path).__name__}: {path!r:.80}")
+    folder = Path(path).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{folder} is a file; the semantic memory needs a folder there")
+    return folder
+
+
+MAX_TOP_K = 10_000
+"""The most hits one search may ask for (the engine overflows on a huge ``top_k``)."""
+
+
 def _check_top_k(top_k: object) -> int:
-    if not is_int(top_k, low=1):
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+    if not is_int(top_k, low=1, high=MAX_TOP_K):
+        raise ValueError(f"top_k must be an int from 1 to {MAX_TOP_K:,}, got {top_k!r:.80}")
     return top_k
+
+
+def _check_items(items: object, user_id: str, *, allow_instructions: object = False,
+                 store: str = "semantic memory") -> dict[str, tuple[str, dict[str, Any]]]:
+    """``store_many``'s items, every one checked before anything is written: point id ->
+    (text, metadata), a text given twice kept once (the last one). A text (or a string
+    metadata value) that reads like an instruction to the model raises
+    :class:`~gya_memory.injection.InstructionRefused` unless ``allow_instructions``."""
+    allow = check_allow(allow_instructions)
+    if isinstance(items, (str, bytes)):
+        raise ValueError("store_many() takes a list of texts; for one text use store()")
+    if not isinstance(items, Iterable) or isinstance(items, Mapping):
+        raise ValueError("items must be a list of texts or (text, metadata) pairs, got "
+                         f"{type(items).__name__}: {items!r:.80}")
+    checked: dict[str, tuple[str, dict[str, Any]]] = {}
+    for i, item in enumerate(items):
+        try:
+            if isinstance(item, str):
+                text, metadata = item, {}
+            elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Mapping):
+                text, metadata = item
+            else:
+                raise ValueError("expected a string (or a (text, metadata) pair), got "
+                                 f"{type(item).__name__}: {item!r:.80}")
+            text = _check_memory_text("text", text)
+            metadata = _check_metadata(metadata)
+        except ValueError as exc:
+            raise ValueError(f"texts[{i}]: {exc}") from None
+        check_for_store(store, [(f"texts[{i}]", text)]
+                        + [(f"texts[{i}] metadata[{k!r}]", v) for k, v in metadata.items()
+                           if isinstance(v, str)], allow_instructions=allow)
+        checked.pop(pid := point_id(user_id, text), None)
+        checked[pid] = (text, metadata)
+    return checked
 
 
 def _check_batch_size(batch_size: object) -> int:

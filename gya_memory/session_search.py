@@ -6,6 +6,7 @@ and snippets. :mod:`gya_memory.sessions` holds the store itself.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import sqlite3
 import unicodedata
@@ -71,7 +72,8 @@ class SearchHit:
     """One matching message, with the messages around it in its session.
 
     ``snippet`` is part of the message with each match between ``«`` and ``»`` and ``…``
-    where it was cut; ``score`` is ``-bm25()`` (higher is better) when the query had a
+    where it was cut; ``score`` is BM25 over this user's messages (higher is better; see
+    :class:`BM25`) when the query had a
     term of three or more characters, else 0.0; ``before`` and ``after`` hold up to
     ``context`` messages of the same session, in order.
     """
@@ -262,6 +264,73 @@ def _mark_outside(snippet: str, terms: Sequence[str]) -> str:
         return snippet
     parts = _MARKED_RE.split(snippet)
     return "".join(p if i % 2 else _mark(p, _spans(p, terms)) for i, p in enumerate(parts))
+
+
+# -- ranking with this user's statistics ---------------------------------------------------
+BM25_K1 = 1.2  # FTS5's bm25() constants
+BM25_B = 0.75
+
+
+@dataclass(frozen=True)
+class UserStats:
+    """What BM25 needs to know about one user's messages: how many there are, their
+    average length in trigrams (the index's tokens), and how many contain each term."""
+
+    messages: int
+    avg_tokens: float
+    containing: dict[str, int]
+
+
+def trigram_tokens(text: str) -> int:
+    """How many tokens the trigram tokenizer makes of ``text``: one per run of 3 characters."""
+    return max(len(text) - TRIGRAM + 1, 0)
+
+
+def _count(haystack: str, needle: str, overlapping: bool) -> int:
+    if not overlapping:
+        return haystack.count(needle)  # the same count as below, in C
+    count, start = 0, haystack.find(needle)
+    while start != -1:
+        count += 1
+        start = haystack.find(needle, start + 1)
+    return count
+
+
+def occurrences(text: str, term: str) -> int:
+    """How often ``term`` occurs in ``text`` (overlapping, case folded like the index): a
+    phrase of trigrams matches wherever the term's characters do."""
+    needle = term.lower()
+    return _count(text.lower(), needle, any(needle[:k] == needle[-k:] for k in range(1, len(needle))))
+
+
+class BM25:
+    """FTS5's BM25 score (higher is better) for ``terms``, computed over one user's
+    messages (``stats``) instead of every user's.
+
+    FTS5's own ``bm25()`` takes N, the average length and each term's document frequency
+    from the whole index, so another user's messages would move this user's scores and
+    order (and so leak how often another user wrote a word). The formula is FTS5's: IDF
+    ``log((N - n + 0.5) / (n + 0.5))`` (at least 1e-6), ``k1 = 1.2``, ``b = 0.75``.
+    """
+
+    def __init__(self, terms: Sequence[str], stats: UserStats) -> None:
+        self.avg = stats.avg_tokens or 1.0
+        self.terms = []
+        for term in terms:
+            n = stats.containing.get(term, 0)
+            idf = max(math.log((stats.messages - n + 0.5) / (n + 0.5)), 1e-6)
+            needle = term.lower()
+            overlapping = any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
+            self.terms.append((needle, overlapping, idf))
+
+    def __call__(self, content: str) -> float:
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * trigram_tokens(content) / self.avg)
+        folded = content.lower()
+        score = 0.0
+        for needle, overlapping, idf in self.terms:
+            tf = max(_count(folded, needle, overlapping), 1)  # the index matched: once at least
+            score += idf * tf * (BM25_K1 + 1) / (tf + norm)
+        return score
 
 
 def default_path() -> Path:

@@ -31,8 +31,13 @@ How a query is read (there is no query syntax: every term is literal text):
 3. A term of one or two characters becomes ``content LIKE ? ESCAPE '\\'`` with ``%``,
    ``_`` and ``\\`` escaped, so they match literally.
 4. A message must contain every term (AND). With at least one FTS term the hits are
-   ordered by BM25 (``score`` is ``-bm25()``: higher is better); with only short terms
-   they are ordered newest first and ``score`` is 0.0.
+   ordered by BM25 (``score``, higher is better) computed over *this user's* messages
+   only (:class:`gya_memory.session_search.BM25`, FTS5's formula): FTS5's own
+   ``bm25()`` counts every user's rows, so another user's messages would change your
+   scores (one user writing "coffee" 30 times took another's score for it from 2.67 to
+   0). This scores every match of the user in Python: for a user whose 100k messages
+   mostly match, about 0.3 s instead of 0.1 s. With only short terms the hits are
+   ordered newest first and ``score`` is 0.0.
 
 Matching ignores the case of ASCII letters on both paths (SQL ``LIKE`` folds only ASCII;
 the trigram tokenizer also folds other alphabets, so ``É`` finds ``é`` only through the
@@ -53,6 +58,14 @@ the table and the index, rewrites the index (FTS5 ``optimize``), and, with
 
 Size limits (characters): message content 20,000, query 1,000 (at most 16 terms),
 session id and user id 128.
+
+Search hits go into prompts, so every message is scanned before it is written
+(:mod:`gya_memory.injection`): a user, assistant or tool message that reads like an
+instruction to the model is refused with ``InstructionRefused`` and nothing is written,
+unless the caller passes ``allow_instructions=True`` (an agent keeping the full transcript
+of a chat in which the user typed such a thing does that: the row is a record, and the
+context assembly screens it again before a later prompt). ``system`` messages are the
+application's own prompt and are not scanned.
 """
 
 from __future__ import annotations
@@ -65,6 +78,7 @@ from .clock import Clock, system_clock
 from .checks import check_flag, check_user_id
 from .episodic import escape_like
 from .checks import DEFAULT_USER as DEFAULT_USER  # re-exported
+from .injection import check_allow, check_for_store
 from .checks import MAX_ID_CHARS as MAX_ID_CHARS
 from .storage import SQLiteStore
 from .text import ROLES as ROLES  # re-exported
@@ -79,6 +93,8 @@ from .session_search import (
     SearchHit,
     SessionInfo,
     TRIGRAM,
+    BM25,
+    UserStats,
     _check_content,
     _check_id,
     _check_int,
@@ -223,18 +239,28 @@ class SessionStore(SQLiteStore):
                                   created_at))
         return stored
 
-    def add_message(self, session_id: str, role: str, content: str) -> SessionMessage:
+    def add_message(self, session_id: str, role: str, content: str, *,
+                    allow_instructions: bool = False) -> SessionMessage:
         """Append one message to a session (a new session starts at its first message)."""
-        return self.add_session(session_id, [{"role": role, "content": content}])[0]
+        return self.add_session(session_id, [{"role": role, "content": content}],
+                                allow_instructions=allow_instructions)[0]
 
-    def add_session(self, session_id: str, messages: Iterable[Mapping[str, str]]) -> list[SessionMessage]:
+    def add_session(self, session_id: str, messages: Iterable[Mapping[str, str]], *,
+                    allow_instructions: bool = False) -> list[SessionMessage]:
         """Append ``[{"role": ..., "content": ...}, ...]`` to a session in one transaction.
 
         Roles are system, user, assistant and tool. Every message is checked first: one
-        bad message writes none. If the session exists, the messages are appended to it.
+        bad message writes none. The check includes the injection scan: a non-system
+        message that reads like an instruction to the model raises
+        :class:`~gya_memory.injection.InstructionRefused`; ``allow_instructions=True``
+        stores it as it is. If the session exists, the messages are appended to it.
         """
+        allow = check_allow(allow_instructions)
         session_id = _check_id("session_id", session_id)
         checked = self._check_messages(messages)
+        check_for_store("session store", [(f"message {i} ({role})", content)
+                                          for i, (role, content) in enumerate(checked)
+                                          if role != "system"], allow_instructions=allow)
         with self._write() as conn:
             return self._insert(conn, session_id, checked)
 
@@ -295,24 +321,29 @@ class SessionStore(SQLiteStore):
 
         hits: list[tuple[SessionMessage, str, float]] = []
         if long_terms:
-            match = " ".join(fts_phrase(t) for t in long_terms)
+            # Every match of this user, ranked here by BM25 over this user's messages only
+            # (session_search.BM25): FTS5's bm25() would count other users' rows too.
             # CROSS JOIN keeps FTS5 as the outer loop: one MATCH, then a rowid lookup
             # per candidate; the other order would run the MATCH once per user row.
+            match = " ".join(fts_phrase(t) for t in long_terms)
             rows = self.conn.execute(
-                f"SELECT {_M_COLUMNS}, bm25(messages_fts) AS rank"
+                "SELECT m.id, m.content"
                 " FROM messages_fts CROSS JOIN messages AS m ON m.id = messages_fts.rowid"
-                f" WHERE messages_fts MATCH ? AND {' AND '.join(where)}"
-                " ORDER BY rank, m.id DESC LIMIT ?",
-                (match, *params, limit),
+                f" WHERE messages_fts MATCH ? AND {' AND '.join(where)}",
+                (match, *params),
             ).fetchall()
-            for *cols, rank in rows:
-                msg = SessionMessage(*cols)
+            score_of = BM25(long_terms, self._stats(long_terms))
+            scored = sorted(((score_of(content), rowid) for rowid, content in rows),
+                            key=lambda sr: (-sr[0], -sr[1]))[:limit]
+            for score, rowid in scored:
+                msg = SessionMessage(*self.conn.execute(
+                    f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (rowid,)).fetchone())
                 (snippet,) = self.conn.execute(
                     "SELECT snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts"
                     " WHERE messages_fts MATCH ? AND rowid = ?",
                     (SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, SNIPPET_TOKENS, match, msg.id),
                 ).fetchone()
-                hits.append((msg, _mark_outside(snippet, short_terms), -float(rank)))
+                hits.append((msg, _mark_outside(snippet, short_terms), score))
         else:
             # Newest first through an index of this user's rows, stopping at `limit`.
             index = "messages_user_session_seq" if session_id is not None else "messages_user"
@@ -324,6 +355,19 @@ class SessionStore(SQLiteStore):
             hits = [(SessionMessage(*row), like_snippet(row[5], short_terms), 0.0) for row in rows]
         return [SearchHit(msg, snippet, score, *self._around(msg, context))
                 for msg, snippet, score in hits]
+
+    def _stats(self, terms: Sequence[str]) -> UserStats:
+        """BM25's statistics over this user's messages only (one pass over their rows,
+        plus one index query per term)."""
+        count, tokens = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(MAX(length(content) - ?, 0)), 0) FROM messages"
+            " INDEXED BY messages_user WHERE user_id = ?", (TRIGRAM - 1, self.user_id),
+        ).fetchone()
+        containing = {t: int(self.conn.execute(
+            "SELECT COUNT(*) FROM messages_fts CROSS JOIN messages AS m"
+            " ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? AND m.user_id = ?",
+            (fts_phrase(t), self.user_id)).fetchone()[0]) for t in terms}
+        return UserStats(int(count), tokens / count if count else 0.0, containing)
 
     def _around(self, msg: SessionMessage, context: int) -> tuple[list[SessionMessage], list[SessionMessage]]:
         if context == 0:

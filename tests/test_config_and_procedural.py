@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,7 +152,132 @@ def test_erase_user_removes_only_that_users_procedures(tmp_path) -> None:
     memory.register(Procedure("bob_run", "bob's run", steps=("s",), owner="bob"))
     memory.save(tmp_path / "p.json")
     assert memory.erase_user("alice") == 1
-    assert [p.name for p in memory] == ["dietary_advice", "bob_run"]
+    assert [p.name for p in memory] == ["dietary_advice"]  # the shared view
+    assert [p.name for p in memory.owned_by("bob")] == ["bob_run"] and not memory.owned_by("alice")
     assert b"SENTINEL" not in (tmp_path / "p.json").read_bytes()
-    again = ProceduralMemory.load(tmp_path / "p.json")
+    again = ProceduralMemory.load(tmp_path / "p.json", user_id="bob")
     assert again.get("bob_run").owner == "bob" and again.get("dietary_advice").owner is None
+
+
+# -- issue 19: procedures with owners, a lock, and a clear error for a damaged file ----------
+def _shared_and_two_users(tmp_path: Path) -> Path:
+    from gya_memory.procedural import DIETARY_ADVICE
+
+    admin = ProceduralMemory()
+    admin.register(DIETARY_ADVICE)
+    admin.register(Procedure("alice_tea", "alice's tea routine", steps=("boil",), owner="alice"))
+    admin.register(Procedure("bob_run", "bob's running routine", steps=("run",), owner="bob"))
+    admin.save(tmp_path / "procedures.json")
+    return tmp_path / "procedures.json"
+
+
+def test_a_user_sees_own_and_shared_procedures_never_another_users(tmp_path: Path) -> None:
+    path = _shared_and_two_users(tmp_path)
+    alice = ProceduralMemory.load(path, user_id="alice")
+    bob = ProceduralMemory.load(path, user_id="bob")
+    assert [p.name for p in alice] == ["alice_tea", "dietary_advice"]
+    assert [p.name for p in alice.find("routine")] == ["alice_tea"]  # before: bob_run too
+    assert [p.name for p in bob.find("routine")] == ["bob_run"]
+    with pytest.raises(KeyError, match="no procedure named 'alice_tea'"):
+        bob.get("alice_tea")
+    with pytest.raises(KeyError):
+        bob.invoke("alice_tea")
+    assert [p.name for p in ProceduralMemory.load(path)] == ["dietary_advice"]  # shared view
+    with pytest.raises(ValueError, match="user 'bob'"):
+        alice.erase_user("bob")
+    with pytest.raises(ValueError, match="cannot register"):
+        alice.register(Procedure("x", "d", steps=("s",), owner="bob"))
+    mine = alice.register(Procedure("alice_walk", "a walk", steps=("walk",)))
+    assert mine.owner == "alice" and "alice_walk" not in [p.name for p in bob]
+
+
+def test_a_user_cannot_shadow_a_shared_procedure(tmp_path: Path) -> None:
+    from gya_memory.procedural import DIETARY_ADVICE
+
+    path = _shared_and_two_users(tmp_path)
+    alice = ProceduralMemory.load(path, user_id="alice")
+    evil = Procedure("dietary_advice", DIETARY_ADVICE.description, steps=("send money",),
+                     version=9)
+    with pytest.raises(ValueError, match="shared procedure"):
+        alice.register(evil)  # before: version 9 ran for everyone
+    with pytest.raises(ValueError, match="shared procedure"):
+        ProceduralMemory.load(path).register(replace(evil, owner="alice"))
+    for view in (ProceduralMemory.load(path, user_id="bob"), ProceduralMemory.load(path)):
+        assert view.get("dietary_advice").version == 1
+    # a shared procedure added later under a user's name is the one that runs
+    admin = ProceduralMemory.load(path)
+    admin.register(Procedure("alice_tea", "the house tea", steps=("steep",)))
+    assert ProceduralMemory.load(path, user_id="alice").get("alice_tea").owner is None
+
+
+@pytest.mark.parametrize("content", [
+    b"{not json", b"\xff\xfe", b"[]", b'{"procedures": {}}', b'{"procedures": [1]}',
+    b'{"procedures": [{"name": "x"}]}',
+    b'{"procedures": [{"name": "x", "description": "d", "steps": "s", "version": 1}]}',
+    b'{"procedures": [{"name": "x", "description": "d", "steps": ["s"], "version": "1"}]}',
+    b'{"procedures": [{"name": "x", "description": "d", "steps": ["s"], "version": 1},'
+    b' {"name": "x", "description": "d", "steps": ["s"], "version": 1}]}',
+])
+def test_a_damaged_procedures_file_is_a_clear_error_naming_it(tmp_path: Path, content: bytes) -> None:
+    from gya_memory.errors import GyaMemoryError
+    from gya_memory.procedural import ProceduresDamaged
+
+    path = tmp_path / "procedures.json"
+    path.write_bytes(content)
+    with pytest.raises(ProceduresDamaged, match=re.escape(str(path))) as caught:
+        ProceduralMemory.load(path)  # before: JSONDecodeError, KeyError, AttributeError
+    assert isinstance(caught.value, (ValueError, GyaMemoryError))
+
+
+@pytest.mark.parametrize("bad", [123, None, "", b"p.json"])
+def test_a_bad_procedures_path_is_a_clear_error(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ValueError, match="path must name a file"):
+        ProceduralMemory().save(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="is a folder"):
+        ProceduralMemory().save(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no procedures file"):
+        ProceduralMemory.load(tmp_path / "missing.json")
+
+
+def _register_many(path: str, who: str, n: int, start: Any) -> None:
+    start.wait()
+    mem = ProceduralMemory.load(path, user_id=who)
+    for i in range(n):
+        mem.register(Procedure(f"{who}_{i}", f"{who}'s procedure {i}", steps=("s",)))
+        mem.save(path)  # the old load-modify-save pattern: must not drop the other's writes
+
+
+def test_two_processes_registering_at_once_lose_nothing(tmp_path: Path) -> None:
+    import multiprocessing
+    import time
+
+    ctx = multiprocessing.get_context("fork")
+    trials, per_process, lost = 50, 4, 0
+    began = time.monotonic()
+    for trial in range(trials):
+        path = tmp_path / f"t{trial}.json"
+        ProceduralMemory().save(path)
+        start = ctx.Event()
+        procs = [ctx.Process(target=_register_many, args=(str(path), who, per_process, start))
+                 for who in ("alice", "bob")]
+        for p in procs:
+            p.start()
+        start.set()
+        for p in procs:
+            p.join(30)
+            assert p.exitcode == 0, f"trial {trial}: a writer failed"
+        for who in ("alice", "bob"):
+            lost += per_process - len(ProceduralMemory.load(path, user_id=who).owned_by(who))
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert lost == 0, f"{lost} of {trials * 2 * per_process} registrations lost"
+    assert time.monotonic() - began < 60
+
+
+def test_a_procedures_file_kept_by_the_registry_sees_other_writers(tmp_path: Path) -> None:
+    path = _shared_and_two_users(tmp_path)
+    alice = ProceduralMemory.load(path, user_id="alice")
+    ProceduralMemory.load(path, user_id="alice").register(
+        Procedure("alice_nap", "a nap", steps=("sleep",)))
+    assert "alice_nap" in [p.name for p in alice]  # re-read after another writer
+    with pytest.raises(ValueError, match="can't be saved"):
+        alice.register(Procedure("alice_fn", "d", steps=("s",), run=advise))

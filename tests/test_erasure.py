@@ -103,7 +103,8 @@ def test_forget_user_leaves_no_byte_behind(tmp_path: Path, insecure_sqlite: list
     with SessionStore(folder / "sessions.sqlite3", user_id="bob") as ss:
         assert len(ss) == 60 and ss.search("BOBS-OWN-1")
     assert CuratedMemory(folder / "memories", user_id="bob").user.entries()
-    assert [p.name for p in procedures] == ["bob_run"]
+    assert [p.name for p in procedures.owned_by("bob")] == ["bob_run"]
+    assert not procedures.owned_by("alice")
 
 
 def test_forget_user_needs_the_users_own_stores(tmp_path: Path) -> None:
@@ -162,3 +163,133 @@ def test_user_ids_with_whitespace_or_controls_are_refused_everywhere(tmp_path: P
         assert len(ep) == 1
     with SessionStore(tmp_path / "s.sqlite3", user_id="alice") as ss:
         assert len(ss) == 1
+
+
+# -- issue 19: erasure that can't half-fail --------------------------------------------------
+def _sqlite_pair(folder: Path, user: str) -> dict[str, object]:
+    ep = EpisodicMemory(folder / "episodic.sqlite3", user_id=user, clock=clock())
+    ss = SessionStore(folder / "sessions.sqlite3", user_id=user, clock=clock())
+    ep.add_many([("偏好", f"{SENTINELS[0]} fact {j}", "s1") for j in range(20)])
+    ss.add_session("s1", [{"role": "user", "content": f"{SENTINELS[0]} message {j}"}
+                          for j in range(20)])
+    return {"episodic": ep, "sessions": ss}
+
+
+@pytest.mark.parametrize("user_id", ["张" * 27, "🙂" * 20, "*" * 76, "界" * 128])
+def test_forget_user_works_for_every_valid_id(tmp_path: Path, user_id: str) -> None:
+    stores = _sqlite_pair(tmp_path, user_id)
+    curated = CuratedMemory(tmp_path / "memories", user_id=user_id)
+    curated.user.add(f"{SENTINELS[0]} profile")  # before: OSError, the folder name too long
+    report = forget_user(user_id, curated=curated, **stores)  # before: half done, then crashed
+    assert (report.episodic, report.sessions, report.curated) == (20, 20, 1)
+    assert files_with(tmp_path, SENTINELS[0].encode()) == []
+
+
+def test_a_store_that_cannot_be_erased_stops_everything_before_any_deletion(tmp_path: Path) -> None:
+    from gya_memory.embeddings import TFIDFEmbedder
+    from gya_memory.procedural import ProceduresDamaged
+    from gya_memory.semantic import SemanticMemory
+
+    stores = _sqlite_pair(tmp_path, "alice")
+    semantic = SemanticMemory(tmp_path / "qdrant", user_id="alice", embedder=TFIDFEmbedder())
+    semantic.store(f"{SENTINELS[0]} memory")
+    semantic.close()
+    with pytest.raises(RuntimeError, match="closed.*Nothing was deleted"):
+        forget_user("alice", semantic=semantic, **stores)
+    procedures = ProceduralMemory()
+    procedures.save(tmp_path / "procedures.json")
+    (tmp_path / "procedures.json").write_text("{damaged", encoding="utf-8")  # since opened
+    with pytest.raises(ProceduresDamaged, match="procedures.json.*Nothing was deleted"):
+        forget_user("alice", procedural=procedures, **stores)
+    closed = EpisodicMemory(tmp_path / "other.sqlite3", user_id="alice")
+    closed.close()
+    with pytest.raises(RuntimeError, match="closed.*Nothing was deleted"):
+        forget_user("alice", episodic=closed, sessions=stores["sessions"])
+    assert len(stores["episodic"]) == 20 and len(stores["sessions"]) == 20  # nothing deleted
+
+
+def test_a_reader_holding_the_wal_makes_forget_user_fail_loudly(tmp_path: Path) -> None:
+    from gya_memory.erasure import ErasureIncomplete
+
+    stores = _sqlite_pair(tmp_path, "alice")
+    reader = sqlite3.connect(tmp_path / "episodic.sqlite3")
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM facts").fetchone()  # holds a read snapshot
+    with pytest.raises(ErasureIncomplete, match="NOT FINISHED.*episodic.sqlite3-wal") as caught:
+        forget_user("alice", wal_wait_s=0.2, **stores)  # before: a normal success line
+    report = caught.value.report
+    assert not report.wal_emptied and (report.episodic, report.sessions) == (20, 20)
+    assert "NOT FINISHED" in str(report)
+    assert files_with(tmp_path, SENTINELS[0].encode()) == ["episodic.sqlite3-wal"]
+    reader.close()
+    again = forget_user("alice", **stores)  # finishes the job
+    assert again.wal_emptied and again.total == 0 and "NOT FINISHED" not in str(again)
+    assert files_with(tmp_path, SENTINELS[0].encode()) == []
+
+
+def test_forget_user_waits_for_a_reader_that_lets_go(tmp_path: Path) -> None:
+    import threading
+
+    stores = _sqlite_pair(tmp_path, "alice")
+    reader = sqlite3.connect(tmp_path / "episodic.sqlite3", check_same_thread=False)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM facts").fetchone()
+    threading.Timer(0.3, reader.close).start()
+    report = forget_user("alice", wal_wait_s=5, **stores)
+    assert report.wal_emptied and files_with(tmp_path, SENTINELS[0].encode()) == []
+
+
+def test_ids_that_print_alike_are_one_user_for_forget_user(tmp_path: Path) -> None:
+    nfd, nfc = "jose\u0301", "jos\u00e9"
+    stores = _sqlite_pair(tmp_path, nfd)
+    curated = CuratedMemory(tmp_path / "memories", user_id=nfd)
+    curated.user.add(f"{SENTINELS[0]} profile")
+    report = forget_user(nfc, curated=curated, **stores)  # before: "belongs to" / total 0
+    assert report.total == 41 and report.user_id == nfc
+    assert files_with(tmp_path, SENTINELS[0].encode()) == []
+
+
+def test_a_killed_procedures_save_leaves_no_copy_after_forget_user(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    path = tmp_path / "procedures.json"
+    ProceduralMemory().save(path)
+    child = textwrap.dedent(f"""
+        import os, sys, time
+        from gya_memory.procedural import ProceduralMemory, Procedure
+        real = os.replace
+        def stall(src, dst):  # the temp file is written and fsynced: die before the rename
+            print("READY", flush=True)
+            time.sleep(60)
+        os.replace = stall
+        ProceduralMemory.load({str(path)!r}, user_id="alice").register(
+            Procedure("alice_tea", "alice {SENTINELS[0]}", steps=("{SENTINELS[1]}",)))
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "READY"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert files_with(tmp_path, SENTINELS[0].encode())  # the killed writer's temp file
+    report = forget_user("alice", procedural=ProceduralMemory.load(path))
+    assert report.procedural == 0  # the registration never happened ...
+    assert files_with(tmp_path, SENTINELS[0].encode()) == []  # ... and its copy is gone
+
+
+def test_semantic_forget_everything_removes_the_bytes(tmp_path: Path) -> None:
+    from gya_memory.embeddings import TFIDFEmbedder
+    from gya_memory.semantic import SemanticMemory
+
+    folder = tmp_path / "qdrant"
+    with SemanticMemory(folder, user_id="alice", embedder=TFIDFEmbedder()) as alice, \
+            SemanticMemory(folder, user_id="bob", embedder=TFIDFEmbedder()) as bob:
+        alice.store_many([f"{SENTINELS[0]} memory {j}" for j in range(10)])
+        bob.store("bob's own memory BOBS-OWN-1")
+        assert alice.forget(everything=True) == 10
+        assert files_with(folder, SENTINELS[0].encode()) == []  # before: payload and WAL files
+        assert len(bob.all()) == 1
+    assert files_with(folder, SENTINELS[0].encode()) == []

@@ -131,9 +131,11 @@ class _HTTPEmbedder(Embedder):
                 self.url,
             ) from exc
         except requests.RequestException as exc:
+            # not the exception's text: InvalidURL quotes the netloc, password and all
             raise EmbeddingUnavailable(
-                f"request to embedding service at {self.url} failed: {exc}", self.url
-            ) from exc
+                f"request to embedding service at {self.url} failed ({type(exc).__name__}); "
+                "check the URL (percent-encode a '/', '@' or ':' in a password)", self.url
+            ) from None
         if resp.status_code >= 400:
             raise EmbeddingUnavailable(
                 f"embedding service at {self.url} answered HTTP {resp.status_code}"

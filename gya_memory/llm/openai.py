@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..checks import is_loopback as _is_loopback
-from ..checks import redact_url
+from ..checks import is_number, redact_url
 from .interface import DEFAULT_TIMEOUT_S, ChatLLM, LLMError, LLMUnavailable, Reply
 from .interface import _reply_from_response
 
@@ -30,14 +31,17 @@ class OpenAIChat(ChatLLM):
         model: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
     ) -> None:
+        if not isinstance(base_url, str):
+            raise ValueError(f"base_url must be a URL string such as http://127.0.0.1:11434/v1, "
+                             f"got {type(base_url).__name__}")
         base = base_url.strip().rstrip("/")
         parts = urlsplit(base)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"base_url={redact_url(base_url)!r} must look like http://host:port/v1")
         if parts.path in ("", "/"):
             base += "/v1"
-        if timeout <= 0:
-            raise ValueError(f"timeout must be more than 0 seconds, got {timeout!r}")
+        if not is_number(timeout) or not math.isfinite(timeout) or timeout <= 0:
+            raise ValueError(f"timeout must be a number of seconds above 0, got {timeout!r:.80}")
         self.base_url = base
         self.api_key = api_key
         self.model = model
@@ -88,6 +92,12 @@ class OpenAIChat(ChatLLM):
                 f"cannot reach the chat server at {url} ({type(exc).__name__}). Start it "
                 "(e.g. `ollama serve`), fix GYA_LLM_BASE_URL, or unset GYA_LLM_BASE_URL to use "
                 "the built-in local model"
+            ) from None
+        except requests.exceptions.RequestException as exc:
+            # e.g. InvalidURL, whose text quotes the netloc, password and all: not shown
+            raise LLMError(
+                f"the chat server URL {url} could not be used ({type(exc).__name__}); fix "
+                "GYA_LLM_BASE_URL (percent-encode a '/', '@' or ':' in the password)"
             ) from None
         if response.status_code in (401, 403):
             raise LLMError(
