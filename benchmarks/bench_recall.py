@@ -469,6 +469,9 @@ class CachingEmbedder(Embedder):
         if todo:
             if self._inner is None:
                 self._inner = self._make()
+                if (self._inner.name, self._inner.dim) != (self.name, self.dim):
+                    raise ValueError(f"the cache expected {self.name} ({self.dim} dims), the "
+                                     f"model is {self._inner.name} ({self._inner.dim})")
             started = time.perf_counter()
             new = np.asarray(self._inner._embed([texts[i] for i in todo], query=query),
                              dtype=np.float32)
@@ -499,8 +502,9 @@ class HashEmbedder(Embedder):
 def e5_embedder() -> CachingEmbedder:
     from gya_memory.embeddings import KNOWN_DIMS, LOCAL_E5_NAME, LocalE5Embedder
 
+    # the model's dimension without loading the model (checked when it is loaded)
     return CachingEmbedder(CACHE_DIR / "embeddings.sqlite3", LocalE5Embedder,
-                           LOCAL_E5_NAME, KNOWN_DIMS[LOCAL_E5_NAME])
+                           LOCAL_E5_NAME, KNOWN_DIMS[LOCAL_E5_NAME.rsplit("/", 1)[-1]])
 
 
 # -- one store, its questions --------------------------------------------------------------
