@@ -410,16 +410,18 @@ def objective(rows: Sequence[Mapping[str, float | None]]) -> tuple[float, float]
 
 def cross_validate(per_variant: Mapping[str, Mapping[str, Mapping[str, float | None]]],
                    folds: Mapping[str, int]) -> tuple[dict[str, dict[str, float | None]],
-                                                      dict[int, str]]:
+                                                      dict[int, str], list[int]]:
     """Out-of-fold metrics of choosing a variant by cross-validation.
 
     ``per_variant[label][qid]``: the metrics of each variant on each (answerable) question;
     ``folds[qid]``: its fold. For each fold f the variant with the best :func:`objective` on
     the questions of the *other* folds is chosen, and f's questions are scored with it (a fold
-    with no other questions falls back to the first variant). Returns the out-of-fold metrics
-    per question and the variant chosen for each fold. Ties go to the earlier variant."""
+    with no other questions falls back to the first variant, and is listed as untrained).
+    Returns the out-of-fold metrics per question, the variant chosen for each fold and the
+    untrained folds. Ties go to the earlier variant."""
     labels = list(per_variant)
     chosen: dict[int, str] = {}
+    untrained: list[int] = []
     oof: dict[str, dict[str, float | None]] = {}
     for f in sorted(set(folds.values())):
         train = [q for q, g in folds.items() if g != f]
@@ -429,11 +431,13 @@ def cross_validate(per_variant: Mapping[str, Mapping[str, Mapping[str, float | N
                 s = objective([per_variant[label][q] for q in train])
                 if best_score is None or s > best_score:
                     best, best_score = label, s
+        if not train:
+            untrained.append(f)
         chosen[f] = best
         for q, g in folds.items():
             if g == f:
                 oof[q] = dict(per_variant[best][q])
-    return oof, chosen
+    return oof, chosen, untrained
 
 
 # -- embedders -----------------------------------------------------------------------------
@@ -614,8 +618,8 @@ def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
         folds = {a.query.qid: a.query.fold for a in answerable}
         for family in ("rrf", "minmax", "dbsf"):
             labels = [v.label for v in grid if v.family == family]
-            oof, chosen = cross_validate({lb: per_variant[lb] for lb in labels}, folds)
-            cv[family] = {"per_query": oof, "chosen": chosen}
+            oof, chosen, untrained = cross_validate({lb: per_variant[lb] for lb in labels}, folds)
+            cv[family] = {"per_query": oof, "chosen": chosen, "untrained": untrained}
             per_ranking[f"{family} (CV)"] = oof
         per_ranking["rrf(k=60, wl=1) fixed"] = per_variant["rrf(k=60, wl=1)"]
         per_ranking["dbsf(alpha=0.5) fixed"] = per_variant["dbsf(alpha=0.5)"]
@@ -632,7 +636,9 @@ def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
     return {"dataset": dataset, "n_questions": len(answers), "n_answerable": len(answerable),
             "n_unanswerable": len(unanswerable), "overall": overall, "by_type": by_type,
             "gate_unanswerable_returned": gate, "gate_answerable_returned": gate_answerable,
-            "cv_chosen": {f: {str(k): v for k, v in c["chosen"].items()} for f, c in cv.items()},
+            "cv_chosen": {f: {str(k): v + (" (untrained: no question in the other folds)"
+                                           if k in c["untrained"] else "")
+                              for k, v in c["chosen"].items()} for f, c in cv.items()},
             "grid_in_sample": grid_in_sample,
             "per_query": {r: v for r, v in per_ranking.items()}}
 

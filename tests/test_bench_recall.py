@@ -95,11 +95,14 @@ def test_cross_validation_never_chooses_on_the_scored_fold(bench):
         "cheat": {q: {"turn_r5": 1.0 if f == 0 else 0.0, "turn_r10": 1.0, "session_r5": 1.0,
                       "mrr": 1.0} for q, f in folds.items()},
     }
-    oof, chosen = bench.cross_validate(per_variant, folds)
-    assert chosen[0] == "good"
+    oof, chosen, untrained = bench.cross_validate(per_variant, folds)
+    assert chosen[0] == "good" and untrained == []
     assert all(chosen[f] == "good" for f in range(1, 5))
     assert oof["q0"]["turn_r5"] == 0.0 and oof["q5"]["turn_r5"] == 0.0
     assert bench.mean_metrics(oof.values())["turn_r5"] == pytest.approx(0.8)
+    # every question in one fold: nothing to choose on, the first variant, flagged
+    oof, chosen, untrained = bench.cross_validate(per_variant, {"q0": 0, "q5": 0})
+    assert chosen == {0: "good"} and untrained == [0]
 
 
 def test_spread_chunks_dates_and_types(bench):
