@@ -115,9 +115,9 @@ def test_spread_chunks_dates_and_types(bench):
     assert bench.chunks("   ", 2000) == []
     assert bench.parse_lme_date("2023/05/30 (Tue) 23:42").isoformat() == \
         "2023-05-30T23:42:00+00:00"
-    assert bench.memorybank_qtype("我曾经在5月2日提到过什么？") == "dated"
-    assert bench.memorybank_qtype("On May 4th, what did I say?") == "dated"
-    assert bench.memorybank_qtype("What music do I like?") == "undated"
+    assert bench.memorybank_qtype("6月3号那天我订了哪家酒店？") == "dated"
+    assert bench.memorybank_qtype("Which hotel did I book on June 3rd?") == "dated"
+    assert bench.memorybank_qtype("Which hotel do I usually book?") == "undated"
 
 
 def test_the_labels_file_holds_ids_only():
