@@ -1,0 +1,782 @@
+"""Recall at real sizes (issue 17): hundreds of chat turns per user, through the public API.
+
+Two public multi-session data sets in ``../shared/data`` (next to the repository; nothing in
+the package needs them, and no text of theirs is in the repository):
+
+- ``longmemeval/``: 120 questions of LongMemEval_S, each with its own history of 38-57
+  sessions (422-616 turns). One store per question, every turn a memory (turns longer than
+  ``MAX_TEXT_CHARS`` are stored as several chunks; a turn ranks where its best chunk ranks).
+  Evidence: the turns marked ``has_answer``; the 12 ``_abs`` questions are abstention questions.
+- ``memorybank/``: MemoryBank's 15 users x 10 days, Chinese (``cn``) and English (``en``). One
+  store per user, every exchange (the user's message and the reply) a memory. Evidence: the
+  hand labels in ``benchmarks/data/memorybank_labels.json`` (date and exchange index, or not
+  answerable).
+
+Every memory is stored with ``SemanticMemory.store_many`` with its session id and date in the
+metadata, and ``created_at`` set to the session's date (the memory's clock), so the month
+tokens of the sparse vector are those of the session. Each question is asked through
+``candidates()`` (dense, e5), ``lexical()`` (BM25 in Qdrant's sparse index) and
+``retrieve(mode="hybrid")`` (the package's fusion, :data:`gya_memory.semantic.HYBRID_FUSION`).
+
+Reported per data set, per ranking, overall and per question type: turn R@5 and R@10 (the
+share of a question's evidence turns in the top k), session R@5 (the share of its evidence
+sessions among the top 5 distinct sessions) and MRR@10 (of the first evidence turn), over the
+answerable questions; and for the abstention / not-answerable questions how often
+``retrieve()`` returns anything (top_k=5, with each mode).
+
+Fusion variants are computed here, in Python, from the dense and the lexical ranked lists
+(``--depth`` candidates each): RRF with k and a lexical weight, a blend of per-query min-max
+normalised scores, and DBSF (scores normalised by mean +- 3 sd) with a weight. Each family's
+parameters are chosen by cross-validation on fixed folds (question number mod 5 within the
+data set): the parameters scored on fold f are the best on the other four folds (turn R@5, then
+MRR), never on f. Every family is reported, and the grid's in-sample numbers go to ``--json``.
+The package's default is not changed here.
+
+Embeddings are cached on disk by a hash of the model name, the prefix kind and the text
+(``.cache/bench_recall/embeddings.sqlite3`` in the repository, git-ignored), so a rerun only
+embeds what is new.
+
+CPU: the dense pass embeds about 60k LongMemEval turns (half an hour of 2 cores with e5); the
+lexical pass needs no model (a cheap hash embedder fills the dense slot, unused):
+
+    ./run.sh bench recall --only lexical                    # all data sets, lexical only
+    nice -n 19 ./run.sh bench recall --limit 3 --users 2    # smoke run of every ranking
+    .venv/bin/python benchmarks/bench_recall.py --datasets cn,en --json /tmp/recall.json
+
+``--limit N`` takes N LongMemEval questions spread evenly over the file (and N MemoryBank users
+per language unless ``--users`` says otherwise). Exit status 2 when ``../shared/data`` (or a
+file in it) is missing, with what is missing on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # measure this checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _shared import print_footer  # noqa: E402
+
+from gya_memory.embeddings import Embedder  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+LABELS = ROOT / "benchmarks" / "data" / "memorybank_labels.json"
+CACHE_DIR = ROOT / ".cache" / "bench_recall"
+DATASETS = ("lme", "cn", "en")
+RANKINGS = ("dense", "lexical", "hybrid")
+FOLDS = 5
+KS = (5, 10)
+MRR_AT = 10
+DEPTH = 50          # candidates taken from each ranking for the fusions
+GATE_TOP_K = 5      # top_k of the retrieve() calls for abstention questions
+USER = "bench"
+
+# The grids of the fusion families (the dense weight is 1; ``wl`` weighs the lexical list).
+RRF_KS = (1, 5, 10, 20, 40, 60, 100)
+RRF_WL = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
+ALPHAS = tuple(round(0.1 * i, 1) for i in range(11))  # weight of the dense list
+
+
+# -- the data ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Doc:
+    """One turn (or exchange) to store: ``key`` names it, ``session`` and ``date`` go with it."""
+
+    key: str
+    session: str
+    date: datetime
+    text: str
+
+
+@dataclass
+class Query:
+    qid: str
+    qtype: str
+    text: str
+    evidence: frozenset[str]           # turn keys
+    evidence_sessions: frozenset[str]
+    answerable: bool
+    fold: int
+
+
+@dataclass
+class Haystack:
+    """One store: its documents and the questions asked of it."""
+
+    dataset: str
+    name: str
+    docs: list[Doc]
+    queries: list[Query] = field(default_factory=list)
+
+
+class MissingData(Exception):
+    pass
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        raise MissingData(str(path))
+    return path
+
+
+def parse_lme_date(text: str) -> datetime:
+    """``2023/05/30 (Tue) 23:42`` -> an aware datetime (UTC; the data give no zone)."""
+    m = re.match(r"(\d{4})/(\d{2})/(\d{2})(?: \(\w+\))?(?: (\d{2}):(\d{2}))?", text.strip())
+    if not m:
+        raise ValueError(f"unexpected LongMemEval date {text!r}")
+    y, mo, d = int(m[1]), int(m[2]), int(m[3])
+    hh, mm = int(m[4] or 0), int(m[5] or 0)
+    return datetime(y, mo, d, hh, mm, tzinfo=timezone.utc)
+
+
+def spread(n_items: int, limit: int | None) -> list[int]:
+    """``limit`` indexes spread evenly over ``range(n_items)`` (all of them without a limit)."""
+    if limit is None or limit >= n_items:
+        return list(range(n_items))
+    if limit <= 0:
+        return []
+    return sorted({int(i * n_items / limit) for i in range(limit)})
+
+
+def load_longmemeval(folder: Path, limit: int | None = None) -> list[Haystack]:
+    _need(folder / "load.py")
+    _need(folder / "sessions.json")
+    _need(folder / "longmemeval_s_tune.json")
+    sys.path.insert(0, str(folder))
+    try:
+        from load import load  # the data set's own loader (stdlib only)
+    finally:
+        sys.path.remove(str(folder))
+    questions = load(str(folder))
+    out = []
+    for i in spread(len(questions), limit):
+        q = questions[i]
+        docs, evidence = [], set()
+        for j, (sid, date, session) in enumerate(zip(
+                q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"])):
+            when = parse_lme_date(date)
+            for t, turn in enumerate(session):
+                key = f"{j}:{t}"
+                docs.append(Doc(key, sid, when, turn.get("content") or ""))
+                if turn.get("has_answer") and not q["question_id"].endswith("_abs"):
+                    evidence.add(key)
+        hay = Haystack("lme", q["question_id"], docs)
+        answerable = not q["question_id"].endswith("_abs")
+        hay.queries.append(Query(
+            q["question_id"], q["question_type"], q["question"], frozenset(evidence),
+            frozenset(q["answer_session_ids"]) if answerable else frozenset(), answerable,
+            i % FOLDS))
+        out.append(hay)
+    return out
+
+
+_DATED = re.compile(r"\d{1,2}\s*月\s*\d{1,2}\s*[日号]|(?:January|February|March|April|May|June|"
+                    r"July|August|September|October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?",
+                    re.IGNORECASE)
+
+
+def memorybank_qtype(question: str) -> str:
+    """MemoryBank has no question types; ``dated`` questions name a day, the others don't."""
+    return "dated" if _DATED.search(question) else "undated"
+
+
+def load_memorybank(folder: Path, lang: str, labels: Mapping[str, object],
+                    users: int | None = None) -> list[Haystack]:
+    history_file = _need(folder / lang / f"memory_bank_{lang}.json")
+    questions_file = _need(folder / lang / f"probing_questions_{lang}.jsonl")
+    data = json.loads(history_file.read_text(encoding="utf-8"))
+    questions: dict[str, list[str]] = {}
+    for line in questions_file.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            for name, qs in json.loads(line).items():
+                questions[name.strip()] = qs
+    by_user = labels[lang]
+    out, n = [], 0
+    names = list(data)
+    chosen = set(spread(len(names), users))
+    for u, raw_name in enumerate(names):
+        name = raw_name.strip()
+        qs = questions.get(name, [])
+        rows = {r["q"]: r for r in by_user.get(name, [])}
+        missing = [i for i in range(len(qs)) if i not in rows]
+        if missing:
+            raise ValueError(f"{LABELS.name}: {lang}/{name} has no label for question(s) {missing}")
+        if u not in chosen:
+            n += len(qs)
+            continue
+        docs = []
+        for date, exchanges in data[raw_name]["history"].items():
+            when = datetime.fromisoformat(date).replace(hour=12, tzinfo=timezone.utc)
+            for i, ex in enumerate(exchanges):
+                text = f"{ex.get('query', '')}\n{ex.get('response', '')}".strip()
+                docs.append(Doc(f"{date}:{i}", date, when, text))
+        hay = Haystack(lang, name, docs)
+        for i, text in enumerate(qs):
+            ev = rows[i]["evidence"]
+            answerable = rows[i].get("answerable", bool(ev))
+            hay.queries.append(Query(
+                f"{name}#{i}", memorybank_qtype(text), text,
+                frozenset(f"{d}:{k}" for d, k in ev), frozenset(d for d, _ in ev),
+                answerable, n % FOLDS))
+            n += 1
+        out.append(hay)
+    return out
+
+
+# -- texts -> memories ---------------------------------------------------------------------
+def chunks(text: str, limit: int) -> list[str]:
+    """``text`` cut into pieces of at most ``limit`` characters, at whitespace where possible;
+    empty pieces dropped."""
+    text = text.strip()
+    out = []
+    while len(text) > limit:
+        cut = text.rfind(" ", limit // 2, limit + 1)
+        if cut <= 0:
+            cut = max(text.rfind("\n", limit // 2, limit + 1), 0) or limit
+        out.append(text[:cut].strip())
+        text = text[cut:].strip()
+    if text:
+        out.append(text)
+    return [c for c in out if c]
+
+
+def expand(ranked_ids: Iterable[str], docs_of: Mapping[str, Sequence[str]]) -> list[str]:
+    """Point ids (best first) -> document keys (best first, each once). A point can stand for
+    several documents (the same text twice) and a document for several points (chunks)."""
+    seen: dict[str, None] = {}
+    for pid in ranked_ids:
+        for key in docs_of.get(pid, ()):
+            seen.setdefault(key, None)
+    return list(seen)
+
+
+def sessions_in_order(keys: Iterable[str], session_of: Mapping[str, str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for key in keys:
+        seen.setdefault(session_of[key], None)
+    return list(seen)
+
+
+# -- metrics -------------------------------------------------------------------------------
+def recall_at(ranked: Sequence[str], relevant: frozenset[str] | set[str], k: int) -> float | None:
+    """The share of ``relevant`` in the first ``k`` of ``ranked`` (None without relevant)."""
+    if not relevant:
+        return None
+    return len(set(ranked[:k]) & set(relevant)) / len(relevant)
+
+
+def reciprocal_rank(ranked: Sequence[str], relevant: frozenset[str] | set[str],
+                    at: int = MRR_AT) -> float | None:
+    if not relevant:
+        return None
+    for i, key in enumerate(ranked[:at]):
+        if key in relevant:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+METRICS = ("turn_r5", "turn_r10", "session_r5", "mrr")
+
+
+def query_metrics(turns: Sequence[str], sessions: Sequence[str], q: Query) -> dict[str, float | None]:
+    return {"turn_r5": recall_at(turns, q.evidence, 5),
+            "turn_r10": recall_at(turns, q.evidence, 10),
+            "session_r5": recall_at(sessions, q.evidence_sessions, 5),
+            "mrr": reciprocal_rank(turns, q.evidence)}
+
+
+def mean_metrics(rows: Iterable[Mapping[str, float | None]]) -> dict[str, float | None]:
+    rows = list(rows)
+    out: dict[str, float | None] = {}
+    for m in METRICS:
+        values = [r[m] for r in rows if r.get(m) is not None]
+        out[m] = statistics.fmean(values) if values else None
+    out["n"] = len(rows)
+    return out
+
+
+# -- fusion (pure: ranked lists of (id, score), best first, in -> ranked ids out) -----------
+Ranked = Sequence[tuple[str, float]]
+
+
+def fuse_rrf(dense: Ranked, lexical: Ranked, k: float = 60.0, w_dense: float = 1.0,
+             w_lexical: float = 1.0) -> list[str]:
+    """Reciprocal rank fusion: ``sum w / (k + rank)``, rank 1 for the best; ties keep the
+    dense order, then the lexical order."""
+    score: dict[str, float] = defaultdict(float)
+    order: dict[str, int] = {}
+    for w, ranked in ((w_dense, dense), (w_lexical, lexical)):
+        for rank, (pid, _) in enumerate(ranked, start=1):
+            score[pid] += w / (k + rank)
+            order.setdefault(pid, len(order))
+    return sorted(score, key=lambda p: (-score[p], order[p]))
+
+
+def _minmax(ranked: Ranked) -> dict[str, float]:
+    if not ranked:
+        return {}
+    values = [s for _, s in ranked]
+    lo, hi = min(values), max(values)
+    if hi - lo <= 1e-12:
+        return {pid: 1.0 for pid, _ in ranked}
+    return {pid: (s - lo) / (hi - lo) for pid, s in ranked}
+
+
+def _dbsf(ranked: Ranked) -> dict[str, float]:
+    """Distribution-based normalisation (as Qdrant's DBSF): (s - (mu - 3 sd)) / (6 sd),
+    clipped to [0, 1]; one candidate (or equal scores) gets 0.5."""
+    if not ranked:
+        return {}
+    values = [s for _, s in ranked]
+    mu = statistics.fmean(values)
+    sd = statistics.pstdev(values) if len(values) > 1 else 0.0
+    if sd <= 1e-12:
+        return {pid: 0.5 for pid, _ in ranked}
+    lo, span = mu - 3 * sd, 6 * sd
+    return {pid: min(1.0, max(0.0, (s - lo) / span)) for pid, s in ranked}
+
+
+def _blend(dense: Ranked, lexical: Ranked, alpha: float,
+           normalise: Callable[[Ranked], dict[str, float]]) -> list[str]:
+    d, lx = normalise(dense), normalise(lexical)
+    order: dict[str, int] = {}
+    for pid, _ in list(dense) + list(lexical):
+        order.setdefault(pid, len(order))
+    score = {pid: alpha * d.get(pid, 0.0) + (1 - alpha) * lx.get(pid, 0.0) for pid in order}
+    return sorted(score, key=lambda p: (-score[p], order[p]))
+
+
+def fuse_minmax(dense: Ranked, lexical: Ranked, alpha: float = 0.5) -> list[str]:
+    """``alpha * dense + (1 - alpha) * lexical`` of per-query min-max normalised scores (a
+    candidate missing from a list gets 0 there)."""
+    return _blend(dense, lexical, alpha, _minmax)
+
+
+def fuse_dbsf(dense: Ranked, lexical: Ranked, alpha: float = 0.5) -> list[str]:
+    """DBSF with weights: ``alpha * dense + (1 - alpha) * lexical`` of mean +- 3 sd normalised
+    scores (``alpha = 0.5`` ranks as Qdrant's unweighted DBSF)."""
+    return _blend(dense, lexical, alpha, _dbsf)
+
+
+@dataclass(frozen=True)
+class Variant:
+    family: str
+    params: tuple[tuple[str, float], ...]
+    fuse: Callable[[Ranked, Ranked], list[str]]
+
+    @property
+    def label(self) -> str:
+        return self.family + "(" + ", ".join(f"{k}={v:g}" for k, v in self.params) + ")"
+
+
+def fusion_grid() -> list[Variant]:
+    out = []
+    for k in RRF_KS:
+        for wl in RRF_WL:
+            out.append(Variant("rrf", (("k", k), ("wl", wl)),
+                               lambda d, lx, k=k, wl=wl: fuse_rrf(d, lx, k, 1.0, wl)))
+    for a in ALPHAS:
+        out.append(Variant("minmax", (("alpha", a),),
+                           lambda d, lx, a=a: fuse_minmax(d, lx, a)))
+    for a in ALPHAS:
+        out.append(Variant("dbsf", (("alpha", a),), lambda d, lx, a=a: fuse_dbsf(d, lx, a)))
+    return out
+
+
+# -- cross-validation on fixed folds -------------------------------------------------------
+def objective(rows: Sequence[Mapping[str, float | None]]) -> tuple[float, float]:
+    """What a parameter choice maximises: mean turn R@5, then MRR (None counts as absent)."""
+    m = mean_metrics(rows)
+    return (m["turn_r5"] or 0.0, m["mrr"] or 0.0)
+
+
+def cross_validate(per_variant: Mapping[str, Mapping[str, Mapping[str, float | None]]],
+                   folds: Mapping[str, int]) -> tuple[dict[str, dict[str, float | None]],
+                                                      dict[int, str], list[int]]:
+    """Out-of-fold metrics of choosing a variant by cross-validation.
+
+    ``per_variant[label][qid]``: the metrics of each variant on each (answerable) question;
+    ``folds[qid]``: its fold. For each fold f the variant with the best :func:`objective` on
+    the questions of the *other* folds is chosen, and f's questions are scored with it (a fold
+    with no other questions falls back to the first variant, and is listed as untrained).
+    Returns the out-of-fold metrics per question, the variant chosen for each fold and the
+    untrained folds. Ties go to the earlier variant."""
+    labels = list(per_variant)
+    chosen: dict[int, str] = {}
+    untrained: list[int] = []
+    oof: dict[str, dict[str, float | None]] = {}
+    for f in sorted(set(folds.values())):
+        train = [q for q, g in folds.items() if g != f]
+        best, best_score = labels[0], None
+        if train:
+            for label in labels:
+                s = objective([per_variant[label][q] for q in train])
+                if best_score is None or s > best_score:
+                    best, best_score = label, s
+        if not train:
+            untrained.append(f)
+        chosen[f] = best
+        for q, g in folds.items():
+            if g == f:
+                oof[q] = dict(per_variant[best][q])
+    return oof, chosen, untrained
+
+
+# -- embedders -----------------------------------------------------------------------------
+class CachingEmbedder(Embedder):
+    """An embedder whose vectors are kept in SQLite by a hash of (model, kind, text); the model
+    is only loaded for the first text not in the cache. Same name and dimension as the model,
+    so the package's floors and fingerprints are those of the model."""
+
+    def __init__(self, path: Path, make: Callable[[], Embedder], name: str, dim: int) -> None:
+        self._make, self._inner = make, None
+        self.name, self.dim = name, dim
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path))
+        self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL)")
+        self.hits = self.misses = 0
+        self.embed_seconds = 0.0
+
+    def _key(self, text: str, query: bool) -> str:
+        raw = f"{self.name}\x1f{'query' if query else 'passage'}\x1f{text}".encode("utf-8")
+        return hashlib.sha256(raw).hexdigest()
+
+    def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
+        keys = [self._key(t, query) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            rows = self._db.execute(
+                f"SELECT key, v FROM vec WHERE key IN ({','.join('?' * len(part))})", part)
+            found.update({k: np.frombuffer(v, dtype=np.float32) for k, v in rows})
+        todo = [i for i, k in enumerate(keys) if k not in found]
+        self.hits += len(keys) - len(todo)
+        self.misses += len(todo)
+        if todo:
+            if self._inner is None:
+                self._inner = self._make()
+                if (self._inner.name, self._inner.dim) != (self.name, self.dim):
+                    raise ValueError(f"the cache expected {self.name} ({self.dim} dims), the "
+                                     f"model is {self._inner.name} ({self._inner.dim})")
+            started = time.perf_counter()
+            new = np.asarray(self._inner._embed([texts[i] for i in todo], query=query),
+                             dtype=np.float32)
+            self.embed_seconds += time.perf_counter() - started
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)",
+                                     [(keys[i], new[j].tobytes()) for j, i in enumerate(todo)])
+            for j, i in enumerate(todo):
+                found[keys[i]] = new[j]
+        return np.stack([found[k] for k in keys])
+
+
+class HashEmbedder(Embedder):
+    """No model: 8 numbers from a text's hash. Fills the dense slot of the store when only the
+    lexical ranking is measured (its dense ranking means nothing and is never reported)."""
+
+    name = "bench/hash-8"
+    dim = 8
+
+    def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            raw = np.frombuffer(hashlib.sha256(t.encode("utf-8")).digest()[:8], dtype=np.uint8)
+            out[i] = raw.astype(np.float32) + 1.0
+        return out
+
+
+def e5_embedder() -> CachingEmbedder:
+    from gya_memory.embeddings import KNOWN_DIMS, LOCAL_E5_NAME, LocalE5Embedder
+
+    # the model's dimension without loading the model (checked when it is loaded)
+    return CachingEmbedder(CACHE_DIR / "embeddings.sqlite3", LocalE5Embedder,
+                           LOCAL_E5_NAME, KNOWN_DIMS[LOCAL_E5_NAME.rsplit("/", 1)[-1]])
+
+
+# -- one store, its questions --------------------------------------------------------------
+@dataclass
+class Answer:
+    """What the rankings gave for one question."""
+
+    query: Query
+    turns: dict[str, list[str]]              # ranking -> doc keys, best first
+    lists: dict[str, list[tuple[str, float]]]  # dense / lexical: (point id, score), best first
+    returned: dict[str, int]                 # mode -> how many retrieve() returned (gate)
+
+
+def run_haystack(hay: Haystack, embedder: Embedder, *, lexical_only: bool, depth: int,
+                 workdir: Path) -> tuple[list[Answer], dict[str, list[str]], dict[str, float]]:
+    from gya_memory.clock import FixedClock
+    from gya_memory.semantic import MAX_TEXT_CHARS, SemanticMemory, point_id
+
+    folder = Path(tempfile.mkdtemp(prefix="recall-", dir=workdir))
+    timing: dict[str, float] = {}
+    docs_of: dict[str, list[str]] = defaultdict(list)
+    session_of = {d.key: d.session for d in hay.docs}
+    try:
+        mem = SemanticMemory(folder, user_id=USER, embedder=embedder, fallback=False)
+        try:
+            started = time.perf_counter()
+            by_date: dict[datetime, list[tuple[str, dict[str, object]]]] = defaultdict(list)
+            for d in hay.docs:
+                pieces = chunks(d.text, MAX_TEXT_CHARS)
+                for c, piece in enumerate(pieces):
+                    docs_of[point_id(USER, piece)].append(d.key)
+                    by_date[d.date].append((piece, {"session_id": d.session,
+                                                    "date": d.date.date().isoformat(),
+                                                    "doc": d.key, "chunk": c}))
+            for when in sorted(by_date):
+                mem.clock = FixedClock(when)  # created_at = the session's date
+                mem.store_many(by_date[when])
+            timing["store_s"] = time.perf_counter() - started
+            started = time.perf_counter()
+            answers = []
+            for q in hay.queries:
+                lists: dict[str, list[tuple[str, float]]] = {}
+                turns: dict[str, list[str]] = {}
+                lists["lexical"] = [(h.id, h.score) for h in mem.lexical(q.text, top_k=depth)]
+                returned = {"lexical": len(mem.retrieve(q.text, top_k=GATE_TOP_K,
+                                                        mode="lexical"))}
+                if not lexical_only:
+                    lists["dense"] = [(h.id, h.score) for h in mem.candidates(q.text, top_k=depth)]
+                    hybrid = mem.retrieve(q.text, top_k=MRR_AT, mode="hybrid")
+                    turns["hybrid"] = expand([h.id for h in hybrid], docs_of)
+                    returned["dense"] = len(mem.retrieve(q.text, top_k=GATE_TOP_K))
+                    returned["hybrid"] = len(mem.retrieve(q.text, top_k=GATE_TOP_K,
+                                                          mode="hybrid"))
+                for name, ranked in lists.items():
+                    turns[name] = expand([pid for pid, _ in ranked], docs_of)
+                answers.append(Answer(q, turns, lists, returned))
+            timing["query_s"] = time.perf_counter() - started
+        finally:
+            mem.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return answers, dict(docs_of), timing | {"memories": float(len(docs_of)),
+                                              "docs": float(len(hay.docs))}
+
+
+# -- reporting -----------------------------------------------------------------------------
+def fmt(x: float | None) -> str:
+    return "  -  " if x is None else f"{x:.3f}"
+
+
+def table(title: str, rows: Sequence[tuple[str, Mapping[str, float | None]]]) -> str:
+    lines = [title, f"  {'ranking':<34} {'n':>4} {'turn R@5':>9} {'turn R@10':>9} "
+                    f"{'sess R@5':>9} {'MRR@10':>8}"]
+    for name, m in rows:
+        lines.append(f"  {name:<34} {m['n']:>4} {fmt(m['turn_r5']):>9} {fmt(m['turn_r10']):>9} "
+                     f"{fmt(m['session_r5']):>9} {fmt(m['mrr']):>8}")
+    return "\n".join(lines)
+
+
+def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
+             docs_of_by_q: Mapping[str, Mapping[str, Sequence[str]]], *, lexical_only: bool
+             ) -> dict[str, object]:
+    """Every ranking and fusion family of one data set: metrics, per type, gate counts."""
+    answerable = [a for a in answers if a.query.answerable]
+    per_ranking: dict[str, dict[str, dict[str, float | None]]] = {}
+    rankings = ("lexical",) if lexical_only else RANKINGS
+    for r in rankings:
+        per_ranking[r] = {}
+        for a in answerable:
+            turns = a.turns[r]
+            per_ranking[r][a.query.qid] = query_metrics(
+                turns, sessions_in_order(turns, session_of), a.query)
+
+    cv: dict[str, dict[str, object]] = {}
+    grid_in_sample: dict[str, dict[str, float | None]] = {}
+    if not lexical_only and answerable:
+        grid = fusion_grid()
+        per_variant: dict[str, dict[str, dict[str, float | None]]] = {}
+        for v in grid:
+            per_variant[v.label] = {}
+            for a in answerable:
+                ids = v.fuse(a.lists["dense"], a.lists["lexical"])
+                turns = expand(ids, docs_of_by_q[a.query.qid])
+                per_variant[v.label][a.query.qid] = query_metrics(
+                    turns, sessions_in_order(turns, session_of), a.query)
+            grid_in_sample[v.label] = mean_metrics(per_variant[v.label].values())
+        folds = {a.query.qid: a.query.fold for a in answerable}
+        for family in ("rrf", "minmax", "dbsf"):
+            labels = [v.label for v in grid if v.family == family]
+            oof, chosen, untrained = cross_validate({lb: per_variant[lb] for lb in labels}, folds)
+            cv[family] = {"per_query": oof, "chosen": chosen, "untrained": untrained}
+            per_ranking[f"{family} (CV)"] = oof
+        per_ranking["rrf(k=60, wl=1) fixed"] = per_variant["rrf(k=60, wl=1)"]
+        per_ranking["dbsf(alpha=0.5) fixed"] = per_variant["dbsf(alpha=0.5)"]
+
+    types = sorted({a.query.qtype for a in answerable})
+    qtype = {a.query.qid: a.query.qtype for a in answerable}
+    overall = {r: mean_metrics(v.values()) for r, v in per_ranking.items()}
+    by_type = {t: {r: mean_metrics(m for q, m in v.items() if qtype[q] == t)
+                   for r, v in per_ranking.items()} for t in types}
+    unanswerable = [a for a in answers if not a.query.answerable]
+    gate = {mode: sum(1 for a in unanswerable if a.returned.get(mode)) for mode in
+            (("lexical",) if lexical_only else ("dense", "lexical", "hybrid"))}
+    gate_answerable = {mode: sum(1 for a in answerable if a.returned.get(mode)) for mode in gate}
+    return {"dataset": dataset, "n_questions": len(answers), "n_answerable": len(answerable),
+            "n_unanswerable": len(unanswerable), "overall": overall, "by_type": by_type,
+            "gate_unanswerable_returned": gate, "gate_answerable_returned": gate_answerable,
+            "cv_chosen": {f: {str(k): v + (" (untrained: no question in the other folds)"
+                                           if k in c["untrained"] else "")
+                              for k, v in c["chosen"].items()} for f, c in cv.items()},
+            "grid_in_sample": grid_in_sample,
+            "per_query": {r: v for r, v in per_ranking.items()}}
+
+
+def report(result: Mapping[str, object], title: str) -> None:
+    print()
+    print(table(f"{title}: {result['n_answerable']} answerable questions",
+                list(result["overall"].items())))
+    for t, rows in result["by_type"].items():
+        print(table(f"  type {t}", list(rows.items())))
+    chosen = result["cv_chosen"]
+    if chosen:
+        print("  parameters chosen per fold (on the other folds):")
+        for family, per_fold in chosen.items():
+            print(f"    {family:<7} " + "; ".join(f"fold {f}: {lb}" for f, lb in per_fold.items()))
+    grid = result["grid_in_sample"]
+    if grid:
+        best = sorted(grid.items(), key=lambda kv: (kv[1]["turn_r5"] or 0, kv[1]["mrr"] or 0),
+                      reverse=True)[:5]
+        print("  best grid points in sample (chosen on the scored questions: optimistic, "
+              "for reference only):")
+        for lb, m in best:
+            print(f"    {lb:<28} turn R@5 {fmt(m['turn_r5'])}  MRR {fmt(m['mrr'])}")
+    n_un = result["n_unanswerable"]
+    print(f"  abstention / not-answerable questions: {n_un}; retrieve(top_k={GATE_TOP_K}) "
+          "returned something for: " + ", ".join(
+              f"{mode} {k}/{n_un}" for mode, k in result["gate_unanswerable_returned"].items()))
+    n_a = result["n_answerable"]
+    print(f"  (answerable questions with something returned: " + ", ".join(
+        f"{mode} {k}/{n_a}" for mode, k in result["gate_answerable_returned"].items()) + ")")
+
+
+# -- main ----------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                   help=f"folder with longmemeval/ and memorybank/ (default {DEFAULT_DATA})")
+    p.add_argument("--datasets", default=",".join(DATASETS),
+                   help="comma-separated: lme (LongMemEval), cn, en (MemoryBank)")
+    p.add_argument("--only", choices=("lexical",), default=None,
+                   help="only the lexical ranking (no embedding model, cheap)")
+    p.add_argument("--limit", type=int, default=None,
+                   help="N LongMemEval questions spread over the file (and N MemoryBank users)")
+    p.add_argument("--users", type=int, default=None,
+                   help="MemoryBank users per language (default: --limit, else all)")
+    p.add_argument("--depth", type=int, default=DEPTH,
+                   help=f"candidates per ranking for the fusions (default {DEPTH})")
+    p.add_argument("--json", type=Path, default=None, help="also write every number here")
+    args = p.parse_args(argv)
+    started = time.perf_counter()
+    wanted = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    bad = [d for d in wanted if d not in DATASETS]
+    if bad:
+        p.error(f"unknown data set(s) {bad}; choose from {', '.join(DATASETS)}")
+    lexical_only = args.only == "lexical"
+    users = args.users if args.users is not None else args.limit
+
+    haystacks: dict[str, list[Haystack]] = {}
+    try:
+        if not args.data.is_dir():
+            raise MissingData(str(args.data))
+        if "lme" in wanted:
+            haystacks["lme"] = load_longmemeval(args.data / "longmemeval", args.limit)
+        if "cn" in wanted or "en" in wanted:
+            labels = json.loads(_need(LABELS).read_text(encoding="utf-8"))
+            for lang in ("cn", "en"):
+                if lang in wanted:
+                    haystacks[lang] = load_memorybank(args.data / "memorybank", lang, labels,
+                                                      users)
+    except MissingData as exc:
+        print(f"bench_recall: missing {exc}\n"
+              f"  This benchmark needs the public data sets next to the repository:\n"
+              f"  {DEFAULT_DATA}/longmemeval/ (load.py, sessions.json, longmemeval_s_tune.json)\n"
+              f"  {DEFAULT_DATA}/memorybank/ (cn/ and en/, memory_bank_*.json, "
+              f"probing_questions_*.jsonl)\n"
+              f"  and the labels {LABELS.relative_to(ROOT)}. Give another folder with --data.",
+              file=sys.stderr)
+        return 2
+
+    embedder: Embedder = HashEmbedder() if lexical_only else e5_embedder()
+    kind = "LEXICAL ONLY" if lexical_only else "dense + lexical + hybrid + fusions"
+    print(f"Recall at real sizes (issue 17): {kind}; depth {args.depth}, "
+          f"folds = question number mod {FOLDS}")
+    if args.limit is not None or users is not None:
+        print(f"SAMPLE RUN: --limit {args.limit}, users {users}: not the whole benchmark")
+    results = {}
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
+        for dataset, hays in haystacks.items():
+            answers: list[Answer] = []
+            session_of: dict[str, str] = {}
+            docs_of_by_q: dict[str, dict[str, list[str]]] = {}
+            store_s = query_s = 0.0
+            memories = docs = 0
+            for h, hay in enumerate(hays):
+                got, docs_of, timing = run_haystack(hay, embedder, lexical_only=lexical_only,
+                                                    depth=args.depth, workdir=Path(tmp))
+                # keys are per store: qualify them by the store's name
+                for a in got:
+                    a.turns = {r: [f"{hay.name}/{k}" for k in t] for r, t in a.turns.items()}
+                    a.query.evidence = frozenset(f"{hay.name}/{k}" for k in a.query.evidence)
+                    docs_of_by_q[a.query.qid] = {pid: [f"{hay.name}/{k}" for k in keys]
+                                                 for pid, keys in docs_of.items()}
+                session_of.update({f"{hay.name}/{d.key}": d.session for d in hay.docs})
+                answers += got
+                store_s += timing["store_s"]
+                query_s += timing["query_s"]
+                memories += int(timing["memories"])
+                docs += int(timing["docs"])
+                print(f"  [{dataset} {h + 1}/{len(hays)}] {hay.name}: {int(timing['docs'])} "
+                      f"turns, {int(timing['memories'])} memories, stored in "
+                      f"{timing['store_s']:.1f} s, {len(hay.queries)} question(s) in "
+                      f"{timing['query_s']:.2f} s", file=sys.stderr, flush=True)
+            result = evaluate(dataset, answers, session_of, docs_of_by_q,
+                              lexical_only=lexical_only)
+            result["timing"] = {"stores": len(hays), "turns": docs, "memories": memories,
+                                "store_s": round(store_s, 2), "query_s": round(query_s, 2)}
+            results[dataset] = result
+            title = {"lme": "LongMemEval_S (tune subset)", "cn": "MemoryBank zh",
+                     "en": "MemoryBank en"}[dataset]
+            report(result, title)
+            print(f"  {len(hays)} stores, {docs} turns, {memories} memories; storing "
+                  f"{store_s:.1f} s, querying {query_s:.1f} s")
+    if isinstance(embedder, CachingEmbedder):
+        print(f"\nEmbedding cache: {embedder.hits} hits, {embedder.misses} embedded "
+              f"({embedder.embed_seconds:.1f} s in the model)")
+    if args.json:
+        meta = {"lexical_only": lexical_only, "limit": args.limit, "users": users,
+                "depth": args.depth, "folds": FOLDS, "embedder": embedder.name}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1,
+                                        ensure_ascii=False, default=str) + "\n",
+                             encoding="utf-8")
+        print(f"Numbers written to {args.json}")
+    print_footer(started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

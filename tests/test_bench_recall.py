@@ -1,0 +1,139 @@
+"""The pure parts of benchmarks/bench_recall.py (metrics, fusion, folds) on tiny made-up data:
+no ../shared/data, no model, no store."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bench():
+    path = ROOT / "benchmarks" / "bench_recall.py"
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_recall", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_recall"] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def test_recall_and_reciprocal_rank(bench):
+    ranked = ["a", "b", "c", "d", "e", "f"]
+    assert bench.recall_at(ranked, {"b", "f"}, 5) == 0.5
+    assert bench.recall_at(ranked, {"b", "f"}, 10) == 1.0
+    assert bench.recall_at(ranked, set(), 5) is None
+    assert bench.reciprocal_rank(ranked, {"c", "a"}) == 1.0
+    assert bench.reciprocal_rank(ranked, {"c"}) == pytest.approx(1 / 3)
+    assert bench.reciprocal_rank(ranked, {"f"}, at=5) == 0.0
+
+
+def test_expand_and_sessions(bench):
+    # p1 stands for two turns (one text twice), p2 and p3 are two chunks of one turn
+    docs_of = {"p1": ["s0:1", "s2:1"], "p2": ["s1:0"], "p3": ["s1:0"]}
+    turns = bench.expand(["p2", "p1", "p3", "unknown"], docs_of)
+    assert turns == ["s1:0", "s0:1", "s2:1"]
+    session_of = {"s0:1": "A", "s1:0": "B", "s2:1": "A"}
+    assert bench.sessions_in_order(turns, session_of) == ["B", "A"]
+
+
+def test_query_metrics_and_mean(bench):
+    q = bench.Query("q1", "t", "?", frozenset({"x", "y"}), frozenset({"S"}), True, 0)
+    m = bench.query_metrics(["x", "z"], ["S"], q)
+    assert m == {"turn_r5": 0.5, "turn_r10": 0.5, "session_r5": 1.0, "mrr": 1.0}
+    mean = bench.mean_metrics([m, {"turn_r5": 1.0, "turn_r10": 1.0, "session_r5": None,
+                                   "mrr": 0.0}])
+    assert mean["turn_r5"] == 0.75 and mean["session_r5"] == 1.0 and mean["n"] == 2
+
+
+def test_rrf(bench):
+    dense = [("a", 0.9), ("b", 0.8), ("c", 0.7)]
+    lexical = [("c", 12.0), ("d", 3.0)]
+    # 1:1, k=60: c is in both lists and wins
+    assert bench.fuse_rrf(dense, lexical, k=60)[0] == "c"
+    # the lexical list weighed near zero: the dense order, then the lexical-only d
+    assert bench.fuse_rrf(dense, lexical, k=60, w_lexical=1e-9) == ["a", "b", "c", "d"]
+    assert bench.fuse_rrf([], [], k=60) == []
+
+
+def test_minmax_and_dbsf(bench):
+    dense = [("a", 0.90), ("b", 0.85), ("c", 0.80)]
+    lexical = [("c", 20.0), ("b", 10.0), ("d", 1.0)]
+    assert bench.fuse_minmax(dense, lexical, alpha=1.0)[:3] == ["a", "b", "c"]
+    assert bench.fuse_minmax(dense, lexical, alpha=0.0)[:2] == ["c", "b"]
+    # equal weights: a (1 + 0) and c (0 + 1) tie, the dense order breaks the tie
+    assert bench.fuse_minmax(dense, lexical, alpha=0.5)[:2] == ["a", "c"]
+    assert bench.fuse_dbsf(dense, lexical, alpha=1.0)[:3] == ["a", "b", "c"]
+    assert set(bench.fuse_dbsf(dense, lexical, alpha=0.5)) == {"a", "b", "c", "d"}
+    # one candidate, or equal scores: no division by zero
+    assert bench.fuse_dbsf([("a", 0.5)], [("a", 3.0), ("b", 3.0)]) == ["a", "b"]
+    assert bench.fuse_minmax([("a", 0.5)], []) == ["a"]
+
+
+def test_grid_labels_are_unique_and_include_the_defaults(bench):
+    labels = [v.label for v in bench.fusion_grid()]
+    assert len(labels) == len(set(labels))
+    assert "rrf(k=60, wl=1)" in labels and "dbsf(alpha=0.5)" in labels
+
+
+def test_cross_validation_never_chooses_on_the_scored_fold(bench):
+    # Variant "good" wins on folds 1-4; "cheat" wins only on fold 0. Fold 0 must be scored with
+    # the choice made on folds 1-4 ("good"), although "cheat" is better there.
+    folds = {f"q{i}": i % 5 for i in range(10)}
+    per_variant = {
+        "good": {q: {"turn_r5": 0.0 if f == 0 else 1.0, "turn_r10": 1.0, "session_r5": 1.0,
+                     "mrr": 1.0} for q, f in folds.items()},
+        "cheat": {q: {"turn_r5": 1.0 if f == 0 else 0.0, "turn_r10": 1.0, "session_r5": 1.0,
+                      "mrr": 1.0} for q, f in folds.items()},
+    }
+    oof, chosen, untrained = bench.cross_validate(per_variant, folds)
+    assert chosen[0] == "good" and untrained == []
+    assert all(chosen[f] == "good" for f in range(1, 5))
+    assert oof["q0"]["turn_r5"] == 0.0 and oof["q5"]["turn_r5"] == 0.0
+    assert bench.mean_metrics(oof.values())["turn_r5"] == pytest.approx(0.8)
+    # every question in one fold: nothing to choose on, the first variant, flagged
+    oof, chosen, untrained = bench.cross_validate(per_variant, {"q0": 0, "q5": 0})
+    assert chosen == {0: "good"} and untrained == [0]
+
+
+def test_spread_chunks_dates_and_types(bench):
+    assert bench.spread(120, 3) == [0, 40, 80]
+    assert bench.spread(5, None) == [0, 1, 2, 3, 4]
+    assert bench.spread(5, 9) == [0, 1, 2, 3, 4]
+    text = "word " * 1000
+    parts = bench.chunks(text, 2000)
+    assert all(len(p) <= 2000 for p in parts) and " ".join(parts).split() == text.split()
+    assert bench.chunks("   ", 2000) == []
+    assert bench.parse_lme_date("2023/05/30 (Tue) 23:42").isoformat() == \
+        "2023-05-30T23:42:00+00:00"
+    assert bench.memorybank_qtype("6月3号那天我订了哪家酒店？") == "dated"
+    assert bench.memorybank_qtype("Which hotel did I book on June 3rd?") == "dated"
+    assert bench.memorybank_qtype("Which hotel do I usually book?") == "undated"
+
+
+def test_the_labels_file_holds_ids_only():
+    labels = json.loads((ROOT / "benchmarks" / "data" / "memorybank_labels.json")
+                        .read_text(encoding="utf-8"))
+    assert labels["version"] == 1 and set(labels) == {"version", "how", "cn", "en"}
+    for lang in ("cn", "en"):
+        for rows in labels[lang].values():
+            for row in rows:
+                assert set(row) <= {"q", "evidence", "answerable"}
+                assert isinstance(row["q"], int)
+                assert bool(row["evidence"]) == row.get("answerable", True)
+                for date, index in row["evidence"]:
+                    assert len(date) == 10 and isinstance(index, int) and index >= 0
+
+
+def test_missing_data_exits_2(bench, tmp_path, capsys):
+    assert bench.main(["--data", str(tmp_path / "nowhere"), "--only", "lexical"]) == 2
+    assert "missing" in capsys.readouterr().err
