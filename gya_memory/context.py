@@ -64,6 +64,7 @@ class Policy:
     conflict_key: str = payload.SUBJECT
     language: Literal["zh", "en"] | None = None  # None: the language of the question
     style: Style = "plain"  # plain facts; "cite": numbered notes the answer cites as [n]
+    screen: bool = True  # block stored text that reads as an instruction (injection scan)
 
     def __post_init__(self) -> None:
         choices = {"placement": Placement, "order": Order, "no_hit": NoHit,
@@ -73,6 +74,8 @@ class Policy:
         for name, kind in choices.items():
             if getattr(self, name) not in kind.__args__:  # type: ignore[attr-defined]
                 raise ValueError(f"{name} must be one of {kind.__args__}, got {getattr(self, name)!r}")  # type: ignore[attr-defined]
+        if not isinstance(self.screen, bool):
+            raise ValueError(f"screen must be True or False, got {self.screen!r}")
         check_count("top_k", self.top_k)
         if self.min_score is not None:
             check_finite("min_score", self.min_score)
@@ -159,16 +162,24 @@ _TEXT = {
 
 
 def select(hits: Sequence[HitLike], policy: Policy) -> tuple[list[HitLike], list[Dropped]]:
-    """Filter by ``min_score``, resolve conflicts, keep ``top_k``, then fit the budget.
+    """Filter by ``min_score``, block stored text that reads as an instruction to the model
+    (:func:`gya_memory.injection.screen_for_prompt`, again at read time: it may have been
+    written before the scanner changed, or edited on disk), resolve conflicts, keep
+    ``top_k``, then fit the budget.
 
     Conflicts are resolved before ``top_k`` cuts, so a newer memory ranked just below the
     cut still supersedes an older one above it (instead of the stale one being kept)."""
+    from .injection import screen_for_prompt
+
     ranked = sorted(hits, key=lambda h: -h.score)
     passing: list[HitLike] = []
     dropped: list[Dropped] = []
     for h in ranked:
+        ok, why = screen_for_prompt(h.text) if policy.screen else (True, "")
         if policy.min_score is not None and h.score < policy.min_score:
             dropped.append(Dropped(h, "below min_score"))
+        elif not ok:  # scanned again on the way into a prompt: it may predate the scanner
+            dropped.append(Dropped(h, f"blocked: reads as an instruction {why.split(':')[0]}"))
         else:
             passing.append(h)
     if policy.conflicts == "newest_wins":
