@@ -8,11 +8,8 @@ from .verdict import UNANSWERED, Verdict, unanswered, verdict
 from .verdict import call as _call
 
 
-
-
-
 def exercise_06_1(answer: Any) -> Verdict:
-    """``reach_judge(scores, floor, top_k)``: the memories the gate sends to the judge."""
+    """``reach_judge(scores, floor, top_k)``: the memories the gate sends to the model step."""
     if unanswered(answer):
         return verdict("06.1", [UNANSWERED])
     if not callable(answer):
@@ -37,7 +34,7 @@ def exercise_06_1(answer: Any) -> Verdict:
         if list(got or []) != want:
             problems.append(f"for {scores} with floor {floor}, top_k={top_k} you returned "
                             f"{got!r}, expected {want!r}: {why}")
-    return verdict("06.1", problems, "the pool of top_k, then the floor: what the judge sees")
+    return verdict("06.1", problems, "the floor, then the pool of top_k: what the model step sees")
 
 
 _FACTS = {"用户叫张三": ["张三"], "最近在戒咖啡，想少喝一点": ["咖啡"],
@@ -92,20 +89,21 @@ def exercise_06_3(answer: Any) -> Verdict:
     return verdict("06.3", [], "message 0: the block follows the system prompt, as in the article")
 
 
-_CONDITIONS = ("① with memory", "② no memory", "③ nothing answers it")
+_LEFT = ("both", "the note", "the guard", "neither")
 
 
 def exercise_06_4(answer: Any) -> Verdict:
-    """Which condition's messages equal a no-hit turn under ``no_hit="omit"``."""
+    """What is left of the note and the guard on an empty store under ``no_hit="omit"``."""
     if unanswered(answer):
         return verdict("06.4", [UNANSWERED])
-    if answer not in _CONDITIONS:
-        return verdict("06.4", [f"answer with one of {list(_CONDITIONS)}"])
-    if answer == "① with memory":
-        return verdict("06.4", ["with memory, a numbered <memories> block is in the user "
-                                "message; here the judge rejected every candidate"])
-    if answer == "③ nothing answers it":
-        return verdict("06.4", ["③ in section 4 sent the no-hit note; with no_hit='omit' that "
-                                "note is gone. Compare trace.messages with the control's"])
-    return verdict("06.4", [], "without the note the model sees what the control sees, so it "
-                               "has no cue to admit anything")
+    if answer not in _LEFT:
+        return verdict("06.4", [f"answer with one of {list(_LEFT)}"])
+    if answer in ("both", "the note"):
+        return verdict("06.4", ["no_hit='omit' drops the note: the messages equal those of "
+                                "trigger='none', the bare question. Compare trace.messages"])
+    if answer == "the guard":
+        return verdict("06.4", ["the guard runs only with no_hit='say_so' (read the condition "
+                                "in MemoryAgent.ask): with 'omit', trace.replaced stays None"])
+    return verdict("06.4", [], "neither: without the note the model sees the bare question, and "
+                               "without the guard its guess stands. The program, not the "
+                               "model, says \"nothing found\"")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 def exercise_06_1():
     def reach_judge(scores, floor, top_k=3):
-        pool = sorted(scores, key=scores.get, reverse=True)[:top_k]  # the pool first
-        return [m for m in pool if scores[m] >= floor]               # then the floor
+        ranked = sorted(scores, key=scores.get, reverse=True)
+        return [m for m in ranked if scores[m] >= floor][:top_k]  # the floor, then the pool
     return reach_judge
 
 
@@ -26,12 +26,14 @@ def exercise_06_2():
 
 def exercise_06_3():
     # In the notebook:
-    #   hits = mem[USER_ZH].candidates(drinks, top_k=1)
+    #   hits = store[USER_ZH].candidates(drinks, top_k=1)
     #   assemble(drinks, hits, Policy(language="zh", placement="system")).placed[0].message_index
     return 0
 
 
 def exercise_06_4():
-    # agent = MemoryAgent(mem[USER_ZH], llm, Policy(language="zh", no_hit="omit"), max_tokens=80)
-    # agent.ask("我孩子几岁了？").messages == agent.ask("我孩子几岁了？", trigger="none").messages
-    return "② no memory"
+    # agent = MemoryAgent(store["user-zh-new"], llm, Policy(language="zh", no_hit="omit"))
+    # t = agent.ask("我的车停在哪个车位来着？")
+    # t.messages == agent.ask("我的车停在哪个车位来着？", trigger="none").messages  -> True: no note
+    # t.replaced is None  -> the guard only runs with no_hit="say_so"
+    return "neither"
