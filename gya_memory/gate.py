@@ -37,6 +37,7 @@ why it was kept or dropped. ``SemanticMemory.retrieve`` and ``MemoryAgent`` use 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -228,19 +229,27 @@ JUDGE_SYSTEM_ZH = (
 ``yes``/``no``, so one probability rule reads both)."""
 
 
+def _prompt(question: str, fact: str, language: str | None, systems: tuple[str, str],
+            forms: tuple[str, str]) -> list[dict[str, str]]:
+    """One (question, fact) prompt in the question's language (``language`` overrides it):
+    ``systems`` and ``forms`` are the English and Chinese instructions and user lines, the
+    user line with ``{q}`` and ``{f}`` for the question and the fact, each made one line."""
+    from .text import language_of
+
+    zh = (language or language_of(question)) == "zh"
+    form = forms[1] if zh else forms[0]
+    values = {"q": " ".join(question.split()), "f": " ".join(fact.split())}
+    return [{"role": "system", "content": systems[1] if zh else systems[0]},
+            {"role": "user", "content": re.sub(r"\{([qf])\}", lambda m: values[m.group(1)], form)}]
+
+
 def judge_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
     """The judge's prompt, in the question's language (``language`` overrides it). The
     question comes before the fact, so the judgements of one question share their prefix
     (a server with a prompt cache reads it once; the local model keeps the judge in a
     llama.cpp slot of its own, so answers don't evict it)."""
-    from .text import language_of
-
-    flat, q = " ".join(fact.split()), " ".join(question.split())
-    if (language or language_of(question)) == "zh":
-        return [{"role": "system", "content": JUDGE_SYSTEM_ZH},
-                {"role": "user", "content": f"问题：{q} 事实：{flat} ->"}]
-    return [{"role": "system", "content": JUDGE_SYSTEM},
-            {"role": "user", "content": f"Question: {q} Fact: {flat} ->"}]
+    return _prompt(question, fact, language, (JUDGE_SYSTEM, JUDGE_SYSTEM_ZH),
+                   ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
 
 
 GRADED_SYSTEM = (
@@ -285,14 +294,8 @@ somewhere to go that is not "yes"; the score is the expected grade over 3."""
 
 def graded_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
     """The graded judge's prompt, in the question's language."""
-    from .text import language_of
-
-    flat, q = " ".join(fact.split()), " ".join(question.split())
-    if (language or language_of(question)) == "zh":
-        return [{"role": "system", "content": GRADED_SYSTEM_ZH},
-                {"role": "user", "content": f"问题：{q} 事实：{flat} ->"}]
-    return [{"role": "system", "content": GRADED_SYSTEM},
-            {"role": "user", "content": f"Question: {q} Fact: {flat} ->"}]
+    return _prompt(question, fact, language, (GRADED_SYSTEM, GRADED_SYSTEM_ZH),
+                   ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
 
 
 def graded_relevance(model: ProbabilityModel, question: str, fact: str, *,
@@ -320,14 +323,8 @@ READER_SYSTEM_ZH = (
 
 def reader_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
     """The reader's prompt: answer the question from the fact, or say ``unknown``."""
-    from .text import language_of
-
-    flat, q = " ".join(fact.split()), " ".join(question.split())
-    if (language or language_of(question)) == "zh":
-        return [{"role": "system", "content": READER_SYSTEM_ZH},
-                {"role": "user", "content": f"事实：{flat}\n问题：{q}"}]
-    return [{"role": "system", "content": READER_SYSTEM},
-            {"role": "user", "content": f"Fact: {flat}\nQuestion: {q}"}]
+    return _prompt(question, fact, language, (READER_SYSTEM, READER_SYSTEM_ZH),
+                   ("Fact: {f}\nQuestion: {q}", "事实：{f}\n问题：{q}"))
 
 
 def reader_relevance(model: ProbabilityModel, question: str, fact: str, *,
