@@ -193,9 +193,10 @@ class GateRow:
 
 
 def probe_gate(scenarios: Sequence[Scenario], stores: dict[str, Any], judge: Any, *,
-               top_k: int = 8, judge_language: str = "question", graded: bool | str = False,
+               top_k: int = 8, judge_language: str = "question", how: str = "judge",
                questions: Sequence[str] = ("answerable", "no_hit", "general")) -> list[GateRow]:
-    """Candidates for each question with the floor, the ``about`` rule and P(yes) of each."""
+    """Candidates for each question with the floor, the ``about`` rule and the model's
+    score of each: ``how`` is ``"judge"`` (yes/no), ``"graded"`` (0-3) or ``"reader"``."""
     from .about import fits
     from .gate import about_of_hit, graded_relevance, judge_relevance, reader_relevance, recall_floor
     from .questions import question_kind
@@ -217,9 +218,9 @@ def probe_gate(scenarios: Sequence[Scenario], stores: dict[str, Any], judge: Any
                 if h.score < floor:
                     continue
                 ok = fits(about_of_hit(h), q, qk)
-                how = (reader_relevance if graded == "reader" else
-                       graded_relevance if graded else judge_relevance)
-                p = how(judge, q, h.text,
+                score = {"judge": judge_relevance, "graded": graded_relevance,
+                         "reader": reader_relevance}[how]
+                p = score(judge, q, h.text,
                         language="en" if judge_language == "en" else None) if judge else None
                 cands.append((ids.get(h.text, "?"), round(float(h.score), 4), ok,
                               None if p is None else round(p, 4)))

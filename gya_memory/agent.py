@@ -190,7 +190,8 @@ class MemoryAgent:
         return list(self.memory.candidates(query, top_k=top_k))
 
     def screen(self, question: str, candidates: Sequence[Any], query: str | None = None,
-               policy: Policy | None = None) -> tuple[list[Any], list[GateDecision]]:
+               policy: Policy | None = None, kind: str | None = None,
+               ) -> tuple[list[Any], list[GateDecision]]:
         """The candidates that pass the gate (all of them if there is no gate), and the
         gate's decision for each. ``query`` is what was searched, if not the question.
 
@@ -206,18 +207,20 @@ class MemoryAgent:
         judge = self.llm if getattr(self.llm, "gives_probabilities", False) else None
         if policy.conflicts != "newest_wins":
             decisions = self.gate.apply(question, list(candidates), floor=floor, judge=judge,
-                                        pool=policy.top_k)
+                                        pool=policy.top_k, kind=kind)
             return passed(decisions), decisions
         # newest first: the newest memory of each subject is judged before any older one,
         # so a stale memory can't take the pool's place; an older one is judged only when
         # its subject's newest was rejected, with what is left of the pool
         newest, older = newest_wins(list(candidates), policy.conflict_key)
-        decisions = self.gate.apply(question, newest, floor=floor, judge=judge, pool=policy.top_k)
+        decisions = self.gate.apply(question, newest, floor=floor, judge=judge, pool=policy.top_k,
+                                    kind=kind)
         rejected = {d.hit.payload.get(policy.conflict_key) for d in decisions if not d.passed}
         retry = [h for h in older if h.payload.get(policy.conflict_key) in rejected]
         left = policy.top_k - sum(d.passed or d.p_yes is not None for d in decisions)
         if retry and left > 0:
-            decisions += self.gate.apply(question, retry, floor=floor, judge=judge, pool=left)
+            decisions += self.gate.apply(question, retry, floor=floor, judge=judge, pool=left,
+                                         kind=kind)
         else:
             decisions += [GateDecision(h, False, "over pool") for h in retry]
         decisions += [GateDecision(h, False, "superseded by newer") for h in older if h not in retry]
@@ -240,10 +243,11 @@ class MemoryAgent:
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         decisions: list[GateDecision] = []
+        kind = question_kind(question)  # picks the model's check and the no-hit note
         if trigger == "program":
             candidates = self.candidates_for(question, policy)
             t_retrieved = time.perf_counter()
-            kept, decisions = self.screen(question, candidates, policy=policy)
+            kept, decisions = self.screen(question, candidates, policy=policy, kind=kind)
             policy = self._policy_for(question, policy)
             timings["retrieve"] = t_retrieved - t0
             timings["gate"] = time.perf_counter() - t_retrieved
@@ -251,7 +255,6 @@ class MemoryAgent:
             candidates, kept, policy = [], [], replace(policy, no_hit="omit")
             timings["retrieve"] = 0.0
         t1 = time.perf_counter()
-        kind = question_kind(question)
         assembly = assemble(question, kept, policy, system=self.system, history=history,
                             kind=kind)
         assembly = _with_gate_drops(assembly, decisions)
