@@ -75,3 +75,25 @@ def test_the_kinds() -> None:
 def test_an_empty_question_is_refused(question: object) -> None:
     with pytest.raises(ValueError, match="question is empty"):
         question_kind(question)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("question", [
+    "体检中心问我血型是什么，我该怎么填？", "医生问我平时吃几种药，我该怎么回答？",
+    "The receptionist is asking which insurer I'm with. What do I tell him?",
+    "My landlord wants to know when my lease ends. What should I say?",
+])
+def test_a_fact_asked_as_what_to_reply_is_a_fact(question: str) -> None:
+    # someone asks the user for their own fact: the answer is the fact, not advice
+    assert question_kind(question) == "fact"
+
+
+def test_lai_zhe_and_an_implied_me_are_personal() -> None:
+    assert question_kind("家里的路由器密码是多少来着？") == "fact"
+    assert question_kind("想周末去爬黄山，你看行吗？") == "advice"
+
+
+def test_a_how_much_question_with_a_generic_i_is_general() -> None:
+    assert question_kind("How much should I tip a taxi driver in the US?") == "general"
+    assert question_kind("How often should I water a cactus?") == "general"
+    # my / me make it personal again
+    assert question_kind("How much should I budget for my wedding?") == "advice"
