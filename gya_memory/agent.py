@@ -215,9 +215,13 @@ class MemoryAgent:
         newest, older = newest_wins(list(candidates), policy.conflict_key)
         decisions = self.gate.apply(question, newest, floor=floor, judge=judge, pool=policy.top_k,
                                     kind=kind)
-        rejected = {d.hit.payload.get(policy.conflict_key) for d in decisions if not d.passed}
+        # a subject whose newest memory was rejected (not merely left over the pool) may be
+        # answered by an older one, judged with what is left of the pool
+        rejected = {d.hit.payload.get(policy.conflict_key) for d in decisions
+                    if not d.passed and d.reason != "over pool"}
         retry = [h for h in older if h.payload.get(policy.conflict_key) in rejected]
-        left = policy.top_k - sum(d.passed or d.p_yes is not None for d in decisions)
+        pool = self.gate.pool if self.gate.pool is not None else policy.top_k
+        left = pool - sum(d.passed or d.p_yes is not None for d in decisions)
         if retry and left > 0:
             decisions += self.gate.apply(question, retry, floor=floor, judge=judge, pool=left,
                                          kind=kind)
@@ -272,6 +276,16 @@ class MemoryAgent:
             reply = replace(reply, text=honest_reply(language_for(question, policy)))
         return Trace(question, trigger, candidates, assembly, reply, timings=timings,
                      gate=decisions, kind=kind, replaced=replaced)
+
+    def remember(self, messages: Sequence[dict[str, Any]], *, session_id: str,
+                 when: Any) -> Any:
+        """Write what the user said in one session into the memory: the chat model proposes
+        facts, each is compared with the closest stored ones and added, updated (the old
+        version kept as history) or skipped (:func:`gya_memory.writing.remember`). Returns
+        the :class:`~gya_memory.writing.WriteReport` of every decision."""
+        from .writing import remember
+
+        return remember(self.memory, self.llm, messages, session_id=session_id, when=when)
 
     def _ask_with_tool(self, question: str, policy: Policy,
                        history: Sequence[dict[str, str]]) -> Trace:

@@ -42,8 +42,11 @@ _TIME = re.compile(r"\d|[点时分早晚午]|周[一二三四五六日天末]|�
 _ASKS_NUMBER = re.compile(r"多少|几[个次天年岁位片粒颗本张块台辆公斤斤级分米层口只杯瓶节套]|多大|多高|多重|多久|多长|"
                           r"\bhow (many|much|old|tall|long|far|often)\b|\bwhat (dose|size|score|grade|number|"
                           r"percentage|rating|amount|price)\b", re.I)
+# "when" asks for a time as a question word ("When is my…", "…, when did I…"), not as a
+# conjunction ("so they can call me when supplies run low")
 _ASKS_TIME = re.compile(r"几号|哪天|哪一天|什么时候|哪个月|哪年|几月|星期几|周几|"
-                        r"\bwhen\b|\bwhat (day|date|month|year)\b|\bwhich (day|date|month|year)\b",
+                        r"^\s*when\b|\bwhen (do|did|does|is|are|was|were|will|am|should|can|have|has)\b|"
+                        r"\bwhat (day|date|month|year)\b|\bwhich (day|date|month|year)\b",
                         re.I)
 _ASKS_CLOCK = re.compile(r"几点|\bwhat time\b|\bat what time\b", re.I)
 _CLOCK = re.compile(r"\d|[点时分]|半|\b(am|pm|a\.m\.|p\.m\.|noon|midnight|o'clock|morning|evening|"

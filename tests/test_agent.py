@@ -824,8 +824,11 @@ def test_grounding_flags_an_answer_built_on_memories_that_do_not_answer() -> Non
 
 def test_the_pool_follows_top_k_when_the_gate_has_none() -> None:
     hits = [Hit(str(i), 0.9 - i / 100, t, {}) for i, t in enumerate("甲乙丙丁戊")]
-    trace = MemoryAgent(FakeMemory(hits), ScriptedLLM(say("ok")), Policy(top_k=4)).ask("问")
+    trace = MemoryAgent(FakeMemory(hits), ScriptedLLM(say("ok")), Policy(top_k=4),
+                        gate=Gate(pool=None)).ask("问")
     assert [p.hit.text for p in trace.assembly.placed] == ["甲", "乙", "丙", "丁"]
+    trace = MemoryAgent(FakeMemory(hits), ScriptedLLM(say("ok")), Policy(top_k=4)).ask("问")
+    assert [p.hit.text for p in trace.assembly.placed] == ["甲", "乙", "丙", "丁"]  # the default too
 
 
 COFFEE_OLD = Hit("old", 0.80, "用户每天喝三杯咖啡", {"subject": "咖啡", "created_at": "2026-01-01T00:00:00"})
@@ -836,13 +839,14 @@ CONFLICT = [Hit("n", 0.95, "用户叫张三", {}), Hit("j", 0.90, "用户是后�
 
 def test_newest_wins_keeps_the_newer_of_the_memories_that_passed() -> None:
     trace = MemoryAgent(FakeMemory(CONFLICT), ScriptedLLM(say("ok")),
-                        Policy(conflicts="newest_wins", top_k=4)).ask("问")
+                        Policy(conflicts="newest_wins", top_k=4), gate=Gate(pool=None)).ask("问")
     assert [p.hit.text for p in trace.assembly.placed] == ["用户叫张三", "用户是后端工程师", "用户在戒咖啡"]
     assert dict((h.text, f) for h, f in trace.fates())["用户每天喝三杯咖啡"] == "dropped: superseded by newer"
     assert [(d.hit.text, d.passed, d.reason) for d in trace.gate][2] == (
         "用户每天喝三杯咖啡", False, "superseded by newer")
     # with show_both (the default) both stay
-    trace = MemoryAgent(FakeMemory(CONFLICT), ScriptedLLM(say("ok")), Policy(top_k=4)).ask("问")
+    trace = MemoryAgent(FakeMemory(CONFLICT), ScriptedLLM(say("ok")), Policy(top_k=4),
+                        gate=Gate(pool=None)).ask("问")
     assert len(trace.assembly.placed) == 4
 
 
@@ -851,13 +855,23 @@ def test_newest_wins_runs_after_the_gate() -> None:
     question = "我今天能喝咖啡吗？"
     assert question_kind(question) == "advice"
     llm = JudgingLLM(say("ok"), p_yes={COFFEE_NEW.text: FAIL})
-    trace = MemoryAgent(FakeMemory(CONFLICT), llm, Policy(conflicts="newest_wins", top_k=4)).ask(question)
+    trace = MemoryAgent(FakeMemory(CONFLICT), llm, Policy(conflicts="newest_wins", top_k=4),
+                        gate=Gate(pool=None)).ask(question)
     assert COFFEE_NEW.text in llm.judged_facts  # the newer one was judged, and said no to
     assert [p.hit.text for p in trace.assembly.placed] == ["用户叫张三", "用户是后端工程师", COFFEE_OLD.text]
     fates = dict((h.text, f) for h, f in trace.fates())
     assert fates[COFFEE_NEW.text] == JUDGED_NO
     assert fates[COFFEE_OLD.text].startswith("[3] -> message 1")
     assert [d.reason for d in trace.gate].count("superseded by newer") == 0
+
+
+def test_a_newer_memory_left_over_the_pool_does_not_let_the_older_one_in() -> None:
+    # pool 2: the newest coffee memory is over the pool, not rejected; its older one must not
+    # be judged in its place
+    trace = MemoryAgent(FakeMemory(CONFLICT), ScriptedLLM(say("ok")), Policy(conflicts="newest_wins"),
+                        gate=Gate(pool=2)).ask("问")
+    assert [p.hit.text for p in trace.assembly.placed] == ["用户叫张三", "用户是后端工程师"]
+    assert dict((h.text, f) for h, f in trace.fates())[COFFEE_OLD.text] == "dropped: superseded by newer"
 
 
 def test_a_stale_memory_never_takes_the_place_of_the_newer_one() -> None:

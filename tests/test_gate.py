@@ -292,7 +292,7 @@ def test_a_fact_question_about_the_past_drops_a_plan() -> None:
 
 
 def test_the_slot_rules_apply_to_fact_questions_only() -> None:
-    question = "How much should I drink before a long run?"
+    question = "How much should I drink before my long run?"
     assert question_kind(question) == "advice"
     decisions = Gate(judge_min=None).apply(question, [hit("Training for a marathon", 0.9)], floor=0.5)
     assert reasons(decisions) == [("Training for a marathon", True, "passed")]

@@ -98,3 +98,12 @@ def test_not_a_plan_asked_as_done(question: str, memory: str) -> None:
 def test_a_future_fact_asked_about_the_future_is_not_a_plan_asked_as_done(question: str,
                                                                          memory: str) -> None:
     assert not plan_asked_as_done(question, memory)
+
+
+def test_when_as_a_conjunction_does_not_ask_for_a_time() -> None:
+    from gya_memory.slots import missing_slot
+
+    q = "The Red Cross asked which blood group I am so they can call me when supplies run low."
+    assert missing_slot(q, "Blood type is O negative") is None
+    assert missing_slot("When is my dentist appointment?", "Sees Dr. Lee for check-ups") == "a time"
+    assert missing_slot("So when did I last see the dentist?", "Sees Dr. Lee") == "a time"

@@ -1,0 +1,245 @@
+"""The write path (gya_memory.writing, gya_memory.dates): relative dates by rule, the
+extraction prompt, the tolerant parser (every way a small model breaks its JSON), and the
+add / update / skip decisions against a real Qdrant store with the real e5 embedder. The
+model's replies are scripted here so every branch runs; the real model is measured by
+benchmarks/bench_writing.py."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import textwrap
+import time
+from collections.abc import Mapping, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gya_memory.dates import resolve
+from gya_memory.embeddings import LocalE5Embedder
+from gya_memory.llm import Reply
+from gya_memory.semantic import SemanticMemory
+from gya_memory.writing import (
+    Proposal, check_messages, compare_messages, decide, extraction_messages, history_of,
+    parse_proposals, remember,
+)
+from tests.conftest import PYTHON, child_env
+
+MONDAY = date(2026, 3, 2)
+SESSION = [
+    {"role": "user", "content": "我最近在戒咖啡，下周三要去深圳出差。"},
+    {"role": "assistant", "content": "出差时可以带点花草茶。"},
+    {"role": "user", "content": "好主意。我妹妹小雨在杭州读研。"},
+]
+
+
+# -- dates ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "expected"), [
+    ("下周三要去深圳", "下周三（2026-03-11）要去深圳"),
+    ("这周五交报告", "这周五（2026-03-06）交报告"),
+    ("明天体检，后天复查", "明天（2026-03-03）体检，后天（2026-03-04）复查"),
+    ("三个月后复查", "三个月后（2026-06-02）复查"),
+    ("下个月16号过生日", "下个月16号（2026-04-16）过生日"),
+    ("next Wednesday", "next Wednesday (2026-03-11)"),
+    ("Thursday next week", "Thursday next week (2026-03-12)"),
+    ("in two weeks", "in two weeks (2026-03-16)"),
+    ("last month", "last month (2026-02)"),
+    ("no date here", "no date here"),
+])
+def test_relative_dates_are_resolved_against_the_session_date(text: str, expected: str) -> None:
+    assert resolve(text, MONDAY) == expected
+
+
+def test_a_month_later_on_the_31st_is_the_last_day_of_that_month() -> None:
+    assert resolve("一个月后", date(2026, 1, 31)) == "一个月后（2026-02-28）"
+
+
+# -- the prompt -----------------------------------------------------------------------------
+def test_the_prompt_shows_only_the_users_turns_numbered_with_dates_resolved() -> None:
+    messages = extraction_messages(SESSION, "2026-03-02T20:00:00")
+    assert messages[0]["content"].startswith("你读用户")  # the user spoke Chinese
+    assert messages[1]["role"] == "user" and messages[2]["role"] == "assistant"  # the worked example
+    user = messages[-1]["content"]
+    assert "[0] 我最近在戒咖啡，下周三（2026-03-11）要去深圳出差。" in user
+    assert "[2] 好主意。我妹妹小雨在杭州读研。" in user
+    assert "花草茶" not in user  # the assistant's words are not facts about the user
+    english = extraction_messages([{"role": "user", "content": "I moved to Leeds."}], MONDAY)
+    assert english[0]["content"].startswith("You read")
+
+
+@pytest.mark.parametrize(("messages", "match"), [
+    ("hello", "list of"),
+    ([{"role": "user"}], r"messages\[0\]"),
+    ([{"role": "system", "content": "x"}], r"messages\[0\]"),
+    ([{"role": "assistant", "content": "hi"}], "no user turn"),
+])
+def test_bad_messages_are_refused_clearly(messages: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        check_messages(messages)
+
+
+@pytest.mark.parametrize("when", ["yesterday", 20260302, None])
+def test_a_bad_date_is_refused_clearly(when: Any) -> None:
+    with pytest.raises(ValueError, match="when must be"):
+        extraction_messages(SESSION, when)
+
+
+# -- the parser -----------------------------------------------------------------------------
+def test_clean_json_lines_are_read() -> None:
+    text = ('{"fact": "在戒咖啡", "about": "user", "turn": 0}\n'
+            '{"fact": "妹妹小雨在杭州读研", "about": "妹妹小雨", "turn": 2}')
+    proposals, dropped = parse_proposals(text, SESSION)
+    assert proposals == [Proposal("在戒咖啡", "user", 0), Proposal("妹妹小雨在杭州读研", "妹妹小雨", 2)]
+    # "user" from the model gives way to a relation the fact opens with
+    proposals, _ = parse_proposals('{"fact": "妹妹小雨在杭州读研", "about": "user", "turn": 2}', SESSION)
+    assert proposals[0].about != "user"
+    assert dropped == []
+
+
+def test_broken_json_is_read_field_by_field_and_the_rest_is_dropped_with_a_reason() -> None:
+    text = textwrap.dedent("""\
+        Here are the facts:
+        [{'fact': '在戒咖啡', 'about': 'user', 'turn': 0},
+         {"fact": "妹妹小雨在杭州读研", "about": "妹妹小雨", "turn": "2",}
+         {"about": "user", "turn": 0}
+         {"fact": "Quitting coffee", "turn": 0}
+         {"fact": "在戒咖啡", "turn": 0}
+         {"fact": "下周三（2026-03-11）去深圳出差", "turn": 0
+        """)
+    proposals, dropped = parse_proposals(text, SESSION)
+    assert [p.text for p in proposals] == ["在戒咖啡", "妹妹小雨在杭州读研"]
+    assert sorted(why for _, why in dropped) == [
+        "no fact", "not in the user's language (zh)", "repeated in the same reply", "unfinished object"]
+
+
+def test_a_wrong_turn_number_is_replaced_by_the_user_turn_the_fact_comes_from() -> None:
+    proposals, _ = parse_proposals('{"fact": "妹妹小雨在杭州读研", "turn": 7}', SESSION)
+    assert proposals[0].turn == 2
+    proposals, _ = parse_proposals('{"fact": "在戒咖啡", "turn": 1}', SESSION)  # 1 is the assistant's
+    assert proposals[0].turn == 0
+
+
+def test_none_and_prose_give_no_proposals() -> None:
+    assert parse_proposals("none", SESSION) == ([], [])
+    assert parse_proposals("I could not find any facts.", SESSION) == ([], [])
+
+
+def test_an_overlong_fact_is_dropped() -> None:
+    proposals, dropped = parse_proposals('{"fact": "%s", "turn": 0}' % ("咖啡" * 150), SESSION)
+    assert proposals == [] and dropped[0][1] == "fact over 200 characters"
+
+
+# -- decisions, against a real store --------------------------------------------------------
+class Comparing:
+    """A scripted chat model: ``chat`` returns ``reply``; ``next_token_probs`` answers the
+    same/replaces/new comparison with ``verdict``."""
+
+    gives_probabilities = True
+
+    def __init__(self, reply: str = "none", verdict: str = "new") -> None:
+        self.reply, self.verdict = reply, verdict
+        self.compared: list[str] = []
+
+    def chat(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Reply:
+        return Reply(self.reply, "scripted", 10, 10, [], "stop")
+
+    def next_token_probs(self, messages: Sequence[Mapping[str, Any]], *, top: int = 10) -> dict[str, float]:
+        self.compared.append(messages[-1]["content"])
+        return {self.verdict[:3]: 0.9, "x": 0.1}
+
+
+@pytest.fixture(scope="module")
+def e5() -> LocalE5Embedder:
+    return LocalE5Embedder()
+
+
+@pytest.fixture
+def memory(e5: LocalE5Embedder, tmp_path: Path) -> SemanticMemory:
+    m = SemanticMemory(tmp_path / "q", user_id="w", embedder=e5)
+    m.store("每天喝三杯咖啡", about="user")
+    m.store("妹妹小雨在杭州读研", about="user's sister")
+    return m
+
+
+def test_a_word_for_word_repeat_is_skipped_without_asking_the_model(memory: SemanticMemory) -> None:
+    llm = Comparing(verdict="new")
+    d = decide(Proposal("每天喝三杯咖啡", "user", 0), memory, llm)
+    assert (d.action, d.reason) == ("skip", "already stored word for word") and llm.compared == []
+
+
+@pytest.mark.parametrize(("verdict", "action"), [("same", "skip"), ("replaces", "update"), ("new", "add")])
+def test_the_models_comparison_decides(memory: SemanticMemory, verdict: str, action: str) -> None:
+    d = decide(Proposal("最近在戒咖啡", "user", 0), memory, Comparing(verdict=verdict), compare_min=0.5)
+    assert d.action == action
+    assert d.compared[0][0] == "每天喝三杯咖啡"  # what it was compared with is kept
+    if action == "update":
+        assert d.replaced == "每天喝三杯咖啡"
+
+
+def test_a_fact_about_someone_else_is_never_the_same_as_the_users(memory: SemanticMemory) -> None:
+    llm = Comparing(verdict="same")
+    d = decide(Proposal("在杭州读研", "user", 0), memory, llm, compare_min=0.5)
+    assert "妹妹小雨在杭州读研" not in " ".join(llm.compared)
+    assert d.action in ("add", "skip")
+
+
+def test_remember_adds_updates_and_keeps_the_old_version_as_history(memory: SemanticMemory) -> None:
+    llm = Comparing('{"fact": "最近在戒咖啡", "about": "user", "turn": 0}', verdict="replaces")
+    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY)
+    assert report.counts()["update"] == 1
+    texts = {m.text for m in memory.all()}
+    assert "最近在戒咖啡" in texts and "每天喝三杯咖啡" not in texts
+    old = history_of(memory).all()
+    assert [(m.text, m.payload["valid_until"], m.payload["superseded_by"]) for m in old] == [
+        ("每天喝三杯咖啡", "2026-03-02", "最近在戒咖啡")]
+    new = next(m for m in memory.all() if m.text == "最近在戒咖啡")
+    assert (new.payload["session_id"], new.payload["turn"], new.payload["about"]) == ("s2", 0, "user")
+    assert "update" in report.to_text() and "replaces: 每天喝三杯咖啡" in report.to_text()
+
+
+def test_remember_refuses_a_bad_session_id_before_calling_the_model(memory: SemanticMemory) -> None:
+    llm = Comparing()
+    with pytest.raises(ValueError, match="session_id"):
+        remember(memory, llm, SESSION, session_id="", when=MONDAY)
+    assert llm.compared == []
+
+
+def test_the_comparison_prompt_puts_the_old_note_first() -> None:
+    assert compare_messages("住在杭州", "搬到了上海")[-1]["content"] == "Old: 住在杭州 New: 搬到了上海 ->"
+
+
+KILL_DURING_UPDATE = """
+import sys, time
+from gya_memory.embeddings import LocalE5Embedder
+from gya_memory.semantic import SemanticMemory
+from gya_memory.writing import history_of
+m = SemanticMemory(sys.argv[1], user_id="w", embedder=LocalE5Embedder())
+m.store("每天喝三杯咖啡", about="user")
+history_of(m).store("每天喝三杯咖啡", valid_until="2026-03-02")  # the first step of an update
+print("copied", flush=True)
+time.sleep(60)  # killed here, before the new memory is stored and the old one deleted
+"""
+
+
+def test_a_kill_during_an_update_loses_neither_version(tmp_path: Path, e5: LocalE5Embedder) -> None:
+    folder = tmp_path / "q"
+    child = subprocess.Popen([PYTHON, "-c", KILL_DURING_UPDATE, str(folder)], stdout=subprocess.PIPE,
+                             text=True, env=child_env())
+    assert child.stdout is not None and child.stdout.readline().strip() == "copied"
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    time.sleep(0.2)
+    m = SemanticMemory(folder, user_id="w", embedder=e5)
+    assert [x.text for x in m.all()] == ["每天喝三杯咖啡"]
+    assert [x.text for x in history_of(m).all()] == ["每天喝三杯咖啡"]
+
+
+def test_the_agent_writes_through_the_same_path(memory: SemanticMemory) -> None:
+    from gya_memory.agent import MemoryAgent
+
+    llm = Comparing('{"fact": "下周三（2026-03-11）要去深圳出差", "about": "user", "turn": 0}')
+    report = MemoryAgent(memory, llm).remember(SESSION, session_id="s3", when=MONDAY)  # type: ignore[arg-type]
+    assert [d.action for d in report.decisions] == ["add"]
+    assert "下周三（2026-03-11）要去深圳出差" in {m.text for m in memory.all()}
