@@ -32,10 +32,12 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from .dates import resolve
+from .payload import CREATED_AT, TEXT, UPDATED_AT, USER_ID
 from .text import language_of
 
 Action = Literal["add", "update", "skip"]
 HISTORY_SUFFIX = "_history"  # the collection old versions move to
+WRITTEN_BY_STORE = (TEXT, USER_ID, CREATED_AT, UPDATED_AT)  # payload keys store() sets itself
 
 MAX_FACT_CHARS = 200
 
@@ -388,12 +390,14 @@ def remember(memory: Any, llm: Any, messages: Sequence[Mapping[str, Any]], *, se
         if decision.action == "add":
             memory.store(proposal.text, **meta)
         elif decision.action == "update" and decision.replaced is not None:
-            old = next(m for m in memory.all() if m.text == decision.replaced)
-            history = history if history is not None else history_of(memory)
-            kept = {k: v for k, v in old.payload.items() if k not in ("text", "user_id", "created_at", "updated_at")}
-            history.store(old.text, allow_instructions=True, **kept, valid_until=today.isoformat(),
-                          superseded_by=proposal.text)
+            old = next((m for m in memory.all() if m.text == decision.replaced), None)
+            if old is not None:  # (gone meanwhile: the new memory is simply added)
+                history = history if history is not None else history_of(memory)
+                kept = {k: v for k, v in old.payload.items() if k not in WRITTEN_BY_STORE}
+                history.store(old.text, allow_instructions=True, **kept,
+                              valid_until=today.isoformat(), superseded_by=proposal.text)
             memory.store(proposal.text, **meta)
-            memory.forget(text=old.text)
+            if old is not None:
+                memory.forget(text=old.text)
     report.seconds = {"propose": round(t1 - t0, 2), "decide": round(time.perf_counter() - t1, 2)}
     return report
