@@ -333,8 +333,9 @@ COMPARE_MIN = 0.84
 def decide(proposal: Proposal, memory: Any, llm: Any, *, compare_min: float = COMPARE_MIN) -> Decision:
     """Add, update or skip ``proposal`` against ``memory``'s closest memories."""
     from .about import about_of
+    from .gate import about_of_hit
 
-    close = [h for h in memory.candidates(proposal.text, top_k=3)]
+    close = memory.candidates(proposal.text, top_k=3)
     compared = tuple((h.text, round(float(h.score), 4)) for h in close)
     for h in close:
         if " ".join(h.text.split()) == proposal.text:
@@ -343,8 +344,7 @@ def decide(proposal: Proposal, memory: Any, llm: Any, *, compare_min: float = CO
     for h in close:
         if float(h.score) < compare_min:
             break
-        stored_about = str(h.payload.get("about") or about_of(h.text))
-        if (stored_about == "user") != (mine == "user"):
+        if (about_of_hit(h) == "user") != (mine == "user"):
             continue  # a fact about someone else is never the same fact as the user's
         p = compare(llm, h.text, proposal.text) if llm is not None else {"same": 0.0, "replaces": 0.0, "new": 1.0}
         verdict = max(p, key=lambda k: p[k])
