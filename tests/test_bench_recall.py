@@ -137,3 +137,75 @@ def test_the_labels_file_holds_ids_only():
 def test_missing_data_exits_2(bench, tmp_path, capsys):
     assert bench.main(["--data", str(tmp_path / "nowhere"), "--only", "lexical"]) == 2
     assert "missing" in capsys.readouterr().err
+
+
+def test_the_grid_holds_the_shipped_fusion_and_every_family(bench):
+    grid = bench.fusion_grid()
+    labels = {v.label for v in grid}
+    assert bench.SHIPPED in labels
+    assert {v.family for v in grid} == set(bench.FAMILIES)
+    dense = [(f"d{i}", 1 - i / 100) for i in range(30)]
+    lexical = [(f"x{i}", 30.0 - i) for i in range(30)]
+    shipped = next(v for v in grid if v.label == bench.SHIPPED)
+    # the pool: only the first 20 of each list take part
+    fused = shipped.fuse(dense, lexical, "q")
+    assert len(fused) == 40 and "d20" not in fused and "x20" not in fused
+
+
+def test_lexical_cue(bench):
+    assert bench.lexical_cue("How many days ago did I attend a networking event?") is False
+    assert bench.lexical_cue("How often do I see Dr. Johnson?") is True
+    assert bench.lexical_cue("Which book did I finish first, 'The Hate U Give' or the other?")
+    assert bench.lexical_cue("What did I buy on May 3?") is True
+    assert bench.lexical_cue("我最近在看什么书？") is False
+    assert bench.lexical_cue("我5月2日去了哪里？") is True
+    assert bench.lexical_cue("我读完《活着》了吗？") is True
+
+
+def test_named_days_and_relative_windows(bench):
+    from datetime import datetime, timezone
+
+    assert bench.named_days("我曾经在5月2日提到过我去了博物馆") == {(5, 2)}
+    assert bench.named_days("What did I say on May 2nd and June 13?") == {(5, 2), (6, 13)}
+    assert bench.named_days("What did I say in May?") == set()
+    now = datetime(2023, 4, 10, 13, 0, tzinfo=timezone.utc)  # a Monday
+    lo, hi = bench.relative_window("What did I mention four weeks ago?", now)
+    assert lo.date().isoformat() == "2023-03-09" and hi.date().isoformat() == "2023-03-17"
+    lo, hi = bench.relative_window("the artist I started to listen to last Friday", now)
+    assert lo.date().isoformat() == "2023-04-06" and hi.date().isoformat() == "2023-04-08"
+    lo, hi = bench.relative_window("Where did I go last week?", now)
+    # the calendar week before (Mon 3 - Sun 9 April), a day either side
+    assert lo.date().isoformat() == "2023-04-02" and hi.date().isoformat() == "2023-04-11"
+    assert bench.relative_window("How many days ago did I watch it?", now) is None
+    assert bench.relative_window("four weeks ago", None) is None
+
+
+def test_date_filter_and_recency(bench):
+    from datetime import datetime, timezone
+
+    def day(d):
+        return datetime(2023, 5, d, tzinfo=timezone.utc)
+
+    date_of = {"a": day(1), "b": day(2), "c": day(3)}
+    assert bench.filter_first(["a", "b", "c"], lambda t: t == "c") == ["c", "a", "b"]
+    assert bench.recency_rerank(["a", "b", "c"], date_of, 0.0) == ["a", "b", "c"]
+    # c (newest) at rank 2 scores 1/2 * 2 = 1.0 with beta=1, ties a's 1.0: the order keeps a
+    assert bench.recency_rerank(["a", "c", "b"], date_of, 1.0)[:2] == ["a", "c"]
+    assert bench.recency_rerank(["a", "c"], date_of, 1.5) == ["c", "a"]
+    assert bench.newest_first(["b", "a"], frozenset({"a", "b"}), date_of) is True
+    assert bench.newest_first(["a", "b"], frozenset({"a", "b"}), date_of) is False
+    assert bench.newest_first(["c"], frozenset({"a", "b"}), date_of) is None
+    assert bench.newest_first(["a"], frozenset({"a"}), date_of) is None
+    assert bench.date_label(day(2), True) == "2023年5月2日 星期二"
+    assert bench.date_label(day(2), False) == "Tuesday, May 2, 2023"
+
+
+def test_judged_questions_are_stable(bench):
+    q = bench.Query("x", "t", "?", frozenset(), frozenset(), False, 0)
+    assert bench.judged_question(q, 0) is True  # every unanswerable question
+    picks = [bench.judged_question(bench.Query(f"q{i}", "t", "?", frozenset({"e"}),
+                                               frozenset({"S"}), True, 0), 4) for i in range(200)]
+    assert 20 < sum(picks) < 80
+    assert not any(bench.judged_question(bench.Query(f"q{i}", "t", "?", frozenset({"e"}),
+                                                     frozenset({"S"}), True, 0), 0)
+                   for i in range(20))
