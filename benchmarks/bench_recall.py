@@ -82,7 +82,7 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data"
 LABELS = ROOT / "benchmarks" / "data" / "memorybank_labels.json"
 CACHE_DIR = ROOT / ".cache" / "bench_recall"
 DATASETS = ("lme", "cn", "en")
-RANKINGS = ("dense", "lexical", "hybrid")
+RANKINGS = ("dense", "lexical", "hybrid", "hybrid, no floor", "hybrid, store ranking")
 FOLDS = 5
 KS = (5, 10)
 MRR_AT = 10
@@ -509,6 +509,17 @@ class CachingEmbedder(Embedder):
                .encode("utf-8"))
         return hashlib.sha256(raw).hexdigest()
 
+    def cached(self, texts: Sequence[str], *, query: bool) -> bool:
+        """Are all of ``texts`` in the cache (no model needed for them)?"""
+        keys = [self._key(t, query) for t in texts]
+        have = 0
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            have += self._db.execute(
+                f"SELECT COUNT(*) FROM vec WHERE key IN ({','.join('?' * len(part))})",
+                part).fetchone()[0]
+        return have == len(set(keys))
+
     def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
         keys = [self._key(t, query) for t in texts]
         found: dict[str, np.ndarray] = {}
@@ -602,6 +613,19 @@ class RunOptions:
     judge_every: int = 0            # judge every n-th answerable question (and every other)
 
 
+def store_hybrid(mem: Any, text: str, top_k: int) -> list[Any]:
+    """The store's hybrid ranking (``mem.fusion``, in the engine) with no floor and no gate:
+    what ``retrieve(mode="hybrid")`` fuses, before the gate decides."""
+    from dataclasses import replace
+
+    from gya_memory.sparse import query_vector
+
+    vector = mem._embed_query(text)
+    fusion = replace(mem.fusion, pool=max(mem.fusion.pool, top_k))
+    return mem.backend.hybrid(mem.active_collection, vector.tolist(), query_vector(text), top_k,
+                              mem._where(), fusion, None)
+
+
 def judged_question(q: Query, every: int) -> bool:
     """The questions the judged gate runs on: every unanswerable one, and one answerable
     question in ``every`` (by a hash of its id: the same ones in every run)."""
@@ -610,29 +634,41 @@ def judged_question(q: Query, every: int) -> bool:
     return every > 0 and int(hashlib.sha256(q.qid.encode()).hexdigest(), 16) % every == 0
 
 
+def memory_texts(hay: Haystack, opts: RunOptions) -> list[tuple[Doc, int, str]]:
+    """The memories of a store: (turn, chunk number, text), with the date in front if asked."""
+    from gya_memory.semantic import MAX_TEXT_CHARS
+
+    zh = hay.dataset == "cn"
+    out = []
+    for d in hay.docs:
+        prefix = date_label(d.date, zh) + ("：" if zh else ": ") if opts.date_in_text else ""
+        for c, piece in enumerate(chunks(d.text, MAX_TEXT_CHARS - len(prefix))):
+            out.append((d, c, prefix + piece))
+    return out
+
+
+def is_cached(hay: Haystack, embedder: CachingEmbedder, opts: RunOptions) -> bool:
+    return (embedder.cached([t for _, _, t in memory_texts(hay, opts)], query=False)
+            and embedder.cached([q.text for q in hay.queries], query=True))
+
+
 def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: Path
                  ) -> tuple[list[Answer], dict[str, list[str]], dict[str, float]]:
     from gya_memory.clock import FixedClock
-    from gya_memory.semantic import MAX_TEXT_CHARS, SemanticMemory, point_id
+    from gya_memory.semantic import SemanticMemory, point_id
     folder = Path(tempfile.mkdtemp(prefix="recall-", dir=workdir))
     timing: dict[str, float] = {}
     docs_of: dict[str, list[str]] = defaultdict(list)
-    zh = hay.dataset == "cn"
     try:
         mem = SemanticMemory(folder, user_id=USER, embedder=embedder, fallback=False)
         try:
             started = time.perf_counter()
             by_date: dict[datetime, list[tuple[str, dict[str, object]]]] = defaultdict(list)
-            for d in hay.docs:
-                prefix = (date_label(d.date, zh) + ("：" if zh else ": ")
-                          if opts.date_in_text else "")
-                pieces = chunks(d.text, MAX_TEXT_CHARS - len(prefix))
-                for c, piece in enumerate(pieces):
-                    piece = prefix + piece
-                    docs_of[point_id(USER, piece)].append(d.key)
-                    by_date[d.date].append((piece, {"session_id": d.session,
-                                                    "date": d.date.date().isoformat(),
-                                                    "doc": d.key, "chunk": c}))
+            for d, c, piece in memory_texts(hay, opts):
+                docs_of[point_id(USER, piece)].append(d.key)
+                by_date[d.date].append((piece, {"session_id": d.session,
+                                                "date": d.date.date().isoformat(),
+                                                "doc": d.key, "chunk": c}))
             for when in sorted(by_date):
                 mem.clock = FixedClock(when)  # created_at = the session's date
                 # a chat history is a record: a turn that reads like an instruction to the
@@ -656,6 +692,12 @@ def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: P
                     lists["dense"] = [(h.id, h.score)
                                       for h in mem.candidates(q.text, top_k=opts.depth)]
                     turns["hybrid"] = got(mem.retrieve(q.text, top_k=MRR_AT, mode="hybrid"))
+                    # the same without the cosine floor on the dense side (min_score=-1)
+                    turns["hybrid, no floor"] = got(mem.retrieve(
+                        q.text, top_k=MRR_AT, mode="hybrid", min_score=-1.0))
+                    # the store's fused ranking alone: no floor, no gate (its free checks
+                    # drop turns too: "a plan asked as done", "about: ...")
+                    turns["hybrid, store ranking"] = got(store_hybrid(mem, q.text, MRR_AT))
                     returned["dense"] = got(mem.retrieve(q.text, top_k=GATE_TOP_K))
                     returned["hybrid"] = got(mem.retrieve(q.text, top_k=GATE_TOP_K,
                                                           mode="hybrid"))
@@ -1053,6 +1095,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="also (or with --datasets none: only) rank the acceptance set's "
                         "answerable questions: dense, lexical and these fusions "
                         "(';'-separated grid labels; 'shipped' for the old default)")
+    p.add_argument("--only-cached", action="store_true",
+                   help="skip the stores whose texts are not all in the embedding cache yet "
+                        "(a partial dense pass)")
     p.add_argument("--json", type=Path, default=None, help="also write every number here")
     args = p.parse_args(argv)
     if args.time_fusion not in {v.label for v in fusion_grid()}:
@@ -1125,6 +1170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             docs_of_by_q: dict[str, dict[str, list[str]]] = {}
             store_s = query_s = 0.0
             memories = docs = 0
+            if args.only_cached and isinstance(embedder, CachingEmbedder):
+                hays = [hay for hay in hays if is_cached(hay, embedder, opts)]
+                print(f"  {dataset}: {len(hays)} store(s) fully in the embedding cache "
+                      "(--only-cached)")
             for h, hay in enumerate(hays):
                 got, docs_of, timing = run_haystack(hay, embedder, opts, Path(tmp))
                 # keys are per store: qualify them by the store's name

