@@ -1067,6 +1067,34 @@ def report(result: Mapping[str, object], title: str) -> None:
                 for b, r in row.items()))
 
 
+SUMMARY_ROWS = ("dense", "lexical", "hybrid, store ranking", "hybrid")
+EXAMPLES = 6  # LongMemEval questions whose evidence ranks go into the summary
+
+
+def first_rank(turns: Sequence[str], evidence: frozenset[str]) -> int | None:
+    return next((i for i, t in enumerate(turns, 1) if t in evidence), None)
+
+
+def summary(results: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any],
+            examples: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The few numbers notebook 04 shows: per data set and ranking, rounded; ids, no text."""
+    def r3(m: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in m.items()}
+
+    out: dict[str, Any] = {"meta": {k: meta[k] for k in ("limit", "depth", "folds", "engine")
+                                    if k in meta}, "datasets": {}, "examples": examples}
+    for ds, res in results.items():
+        if ds == "acceptance":
+            out["acceptance"] = res
+            continue
+        overall = res["overall"]
+        rows = {name: r3(overall[name]) for name in SUMMARY_ROWS if name in overall}
+        rows |= {name: r3(m) for name, m in overall.items() if name.endswith("(CV)")}
+        out["datasets"][ds] = {"answerable": res["n_answerable"], "rankings": rows,
+                               "stores": res["timing"]["stores"], "turns": res["timing"]["turns"]}
+    return out
+
+
 # -- main ----------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -1099,6 +1127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="skip the stores whose texts are not all in the embedding cache yet "
                         "(a partial dense pass)")
     p.add_argument("--json", type=Path, default=None, help="also write every number here")
+    p.add_argument("--summary", type=Path, default=None,
+                   help="also write the few rounded numbers notebook 04 shows here "
+                        "(benchmarks/results/recall_summary.json)")
     args = p.parse_args(argv)
     if args.time_fusion not in {v.label for v in fusion_grid()}:
         p.error(f"--time-fusion {args.time_fusion!r} is not a label of the grid")
@@ -1160,7 +1191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"folds = question number mod {FOLDS}")
     if args.limit is not None or users is not None:
         print(f"SAMPLE RUN: --limit {args.limit}, users {users}: not the whole benchmark")
-    results = {}
+    results: dict[str, Any] = {}
+    examples: dict[str, list[dict[str, Any]]] = {}
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
         for dataset, hays in haystacks.items():
@@ -1195,6 +1227,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"turns, {int(timing['memories'])} memories, stored in "
                       f"{timing['store_s']:.1f} s, {len(hay.queries)} question(s) in "
                       f"{timing['query_s']:.2f} s", file=sys.stderr, flush=True)
+            examples[dataset] = [
+                {"question_id": a.query.qid, "type": a.query.qtype,
+                 "evidence_turns": len(a.query.evidence),
+                 "first_evidence_rank": {r: first_rank(a.turns[r], a.query.evidence)
+                                         for r in SUMMARY_ROWS[:3] if r in a.turns}}
+                for a in [a for a in answers if a.query.answerable][:EXAMPLES]
+            ] if dataset == "lme" else []
             result = evaluate(dataset, answers, session_of, date_of, docs_of_by_q,
                               lexical_only=lexical_only, time_fusion=args.time_fusion)
             result["timing"] = {"stores": len(hays), "turns": docs, "memories": memories,
@@ -1211,11 +1250,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(embedder, CachingEmbedder):
         print(f"\nEmbedding cache: {embedder.hits} hits, {embedder.misses} embedded "
               f"({embedder.embed_seconds:.1f} s in the model)")
+    meta = {"lexical_only": lexical_only, "limit": args.limit, "users": users,
+            "depth": args.depth, "folds": FOLDS, "embedder": embedder.name,
+            "engine": getattr(embedder, "engine", ""), "date_in_text": args.date_in_text,
+            "judge_every": args.judge_every}
+    if args.summary:
+        args.summary.parent.mkdir(parents=True, exist_ok=True)
+        small = summary(results, meta, {k: v for k, v in examples.items() if v})
+        args.summary.write_text(json.dumps(small, indent=1, ensure_ascii=False) + "\n",
+                                encoding="utf-8")
+        print(f"Summary written to {args.summary}")
     if args.json:
-        meta = {"lexical_only": lexical_only, "limit": args.limit, "users": users,
-                "depth": args.depth, "folds": FOLDS, "embedder": embedder.name,
-                "engine": getattr(embedder, "engine", ""), "date_in_text": args.date_in_text,
-                "judge_every": args.judge_every}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1,
                                         ensure_ascii=False, default=str) + "\n",
