@@ -840,8 +840,7 @@ def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
     return {"dataset": dataset, "n_questions": len(answers), "n_answerable": len(answerable),
             "n_unanswerable": len(answers) - len(answerable), "overall": overall,
             "by_type": by_type, "gate": gate_numbers(answers, per_ranking),
-            "time": ({} if lexical_only else
-                     time_numbers(answers, date_of, fused, time_fusion)),
+            "time": time_numbers(answers, date_of, fused, time_fusion),
             "cv_chosen": {f: {str(k): v + (" (untrained: no question in the other folds)"
                                            if k in c["untrained"] else "")
                               for k, v in c["chosen"].items()} for f, c in cv.items()},
@@ -977,7 +976,8 @@ def time_numbers(answers: Sequence[Answer], date_of: Mapping[str, datetime],
     recency re-rank for knowledge updates (newest evidence first)."""
     answerable = [a for a in answers if a.query.answerable]
     rankings: dict[str, Callable[[Answer], list[str]]] = {
-        "dense": lambda a: a.turns["dense"], "lexical": lambda a: a.turns["lexical"]}
+        name: (lambda a, name=name: a.turns[name]) for name in ("dense", "lexical")
+        if all(name in a.turns for a in answerable)}
     for label in dict.fromkeys((SHIPPED, time_fusion)):
         if label in fused:
             rankings[label] = lambda a, label=label: fused[label][a.query.qid]
