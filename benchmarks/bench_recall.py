@@ -796,6 +796,7 @@ def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
     """Every ranking and fusion family of one data set: metrics, per type, the gate, time."""
     answerable = [a for a in answers if a.query.answerable]
     per_ranking: dict[str, dict[str, dict[str, float | None]]] = {}
+    per_variant: dict[str, dict[str, dict[str, float | None]]] = {}
     rankings = ("lexical",) if lexical_only else RANKINGS
     for r in rankings:
         per_ranking[r] = {}
@@ -809,7 +810,6 @@ def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
     fused: dict[str, dict[str, list[str]]] = {}  # label -> qid -> doc keys (time analyses)
     if not lexical_only and answerable:
         grid = fusion_grid()
-        per_variant: dict[str, dict[str, dict[str, float | None]]] = {}
         for v in grid:
             per_variant[v.label] = {}
             for a in answers:
@@ -845,6 +845,8 @@ def evaluate(dataset: str, answers: list[Answer], session_of: Mapping[str, str],
                                            if k in c["untrained"] else "")
                               for k, v in c["chosen"].items()} for f, c in cv.items()},
             "grid_in_sample": grid_in_sample,
+            "_per_variant": per_variant,  # for pooled_cv(); not written to --json
+            "_folds": {a.query.qid: a.query.fold for a in answerable},
             "per_query": {r: v for r, v in per_ranking.items()}}
 
 
@@ -1067,6 +1069,58 @@ def report(result: Mapping[str, object], title: str) -> None:
                 for b, r in row.items()))
 
 
+def pooled_cv(results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """One setting for every data set, as a default must be: each family's setting for fold
+    f is the best (turn R@5, then MRR, the mean over data sets of each data set's mean) on the
+    questions of the other folds of *every* data set; each data set's fold-f questions are
+    scored with it. Returns per family: the setting of each fold and each data set's
+    out-of-fold metrics."""
+    sets = {ds: r for ds, r in results.items() if r.get("_per_variant")}
+    if not sets:
+        return {}
+    grid = fusion_grid()
+    out: dict[str, Any] = {}
+    for family in FAMILIES:
+        labels = [v.label for v in grid if v.family == family]
+        if not all(lb in r["_per_variant"] for lb in labels for r in sets.values()):
+            continue
+        chosen: dict[int, str] = {}
+        scored: dict[str, dict[str, dict[str, float | None]]] = {ds: {} for ds in sets}
+        for f in range(FOLDS):
+            def score(label: str) -> tuple[float, float]:
+                parts = []
+                for r in sets.values():
+                    rows = [m for q, m in r["_per_variant"][label].items() if r["_folds"][q] != f]
+                    if rows:
+                        parts.append(objective(rows))
+                if not parts:
+                    return (0.0, 0.0)
+                return (statistics.fmean(p[0] for p in parts), statistics.fmean(p[1] for p in parts))
+            best = max(labels, key=lambda lb: (score(lb), -labels.index(lb)))
+            chosen[f] = best
+            for ds, r in sets.items():
+                for q, g in r["_folds"].items():
+                    if g == f:
+                        scored[ds][q] = dict(r["_per_variant"][best][q])
+        out[family] = {"chosen": chosen,
+                       "by_dataset": {ds: mean_metrics(v.values()) for ds, v in scored.items()}}
+    return out
+
+
+def report_pooled(pooled: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> None:
+    print("\nOne setting for all data sets (chosen per fold on the other folds of every data set),"
+          " turn R@5 / MRR per data set:")
+    sets = list(next(iter(pooled.values()))["by_dataset"]) if pooled else []
+    for name in ("dense", "lexical", "hybrid, store ranking"):
+        print(f"  {name:<22} " + "   ".join(
+            f"{ds} {fmt(results[ds]['overall'][name]['turn_r5'])} / "
+            f"{fmt(results[ds]['overall'][name]['mrr'])}" for ds in sets))
+    for family, row in pooled.items():
+        print(f"  {family + ' (pooled CV)':<22} " + "   ".join(
+            f"{ds} {fmt(m['turn_r5'])} / {fmt(m['mrr'])}" for ds, m in row["by_dataset"].items())
+            + "   settings: " + "; ".join(f"{f}: {lb}" for f, lb in row["chosen"].items()))
+
+
 SUMMARY_ROWS = ("dense", "lexical", "hybrid, store ranking", "hybrid")
 EXAMPLES = 6  # LongMemEval questions whose evidence ranks go into the summary
 
@@ -1084,8 +1138,8 @@ def summary(results: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any],
     out: dict[str, Any] = {"meta": {k: meta[k] for k in ("limit", "depth", "folds", "engine")
                                     if k in meta}, "datasets": {}, "examples": examples}
     for ds, res in results.items():
-        if ds == "acceptance":
-            out["acceptance"] = res
+        if ds in ("acceptance", "pooled_cv"):
+            out[ds] = res
             continue
         overall = res["overall"]
         rows = {name: r3(overall[name]) for name in SUMMARY_ROWS if name in overall}
@@ -1244,6 +1298,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             report(result, title)
             print(f"  {len(hays)} stores, {docs} turns, {memories} memories; storing "
                   f"{store_s:.1f} s, querying {query_s:.1f} s")
+    pooled = pooled_cv(results)
+    if pooled:
+        report_pooled(pooled, results)
+    for r in results.values():
+        r.pop("_per_variant", None)
+        r.pop("_folds", None)
+    if pooled:
+        results["pooled_cv"] = pooled
     if args.acceptance is not None:
         results["acceptance"] = acceptance_ranks(embedder, acceptance_labels)
         report_acceptance(results["acceptance"])

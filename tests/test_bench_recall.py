@@ -209,3 +209,31 @@ def test_judged_questions_are_stable(bench):
     assert not any(bench.judged_question(bench.Query(f"q{i}", "t", "?", frozenset({"e"}),
                                                      frozenset({"S"}), True, 0), 0)
                    for i in range(20))
+
+
+def test_pooled_cv_chooses_one_setting_on_the_other_folds_of_every_data_set(bench):
+    # two data sets, two variants: "a" is better everywhere except on fold 0 of set x
+    def rows(qs, good):
+        return {q: {"turn_r5": 1.0 if good(q) else 0.0, "turn_r10": 1.0, "session_r5": 1.0,
+                    "mrr": 1.0} for q in qs}
+
+    labels = [v.label for v in bench.fusion_grid() if v.family == "minmax"]
+    a, b = labels[0], labels[1]
+    results = {}
+    for ds in ("x", "y"):
+        qs = [f"{ds}{i}" for i in range(10)]
+        folds = {q: i % 5 for i, q in enumerate(qs)}
+        per_variant = {lb: rows(qs, lambda q: False) for lb in labels}
+        per_variant[a] = rows(qs, lambda q, ds=ds, folds=folds: not (ds == "x" and folds[q] == 0))
+        per_variant[b] = rows(qs, lambda q, ds=ds, folds=folds: ds == "x" and folds[q] == 0)
+        results[ds] = {"_per_variant": per_variant, "_folds": folds}
+    pooled = bench.pooled_cv(results)["minmax"]
+    assert set(pooled["chosen"].values()) == {a}  # fold 0 too: chosen on folds 1-4
+    assert pooled["by_dataset"]["x"]["turn_r5"] == 0.8
+    assert pooled["by_dataset"]["y"]["turn_r5"] == 1.0
+    assert bench.pooled_cv({"lme": {"overall": {}}}) == {}
+
+
+def test_first_rank(bench):
+    assert bench.first_rank(["a", "b", "c"], frozenset({"c", "b"})) == 2
+    assert bench.first_rank(["a"], frozenset({"z"})) is None
