@@ -14,34 +14,54 @@ the package needs them, and no text of theirs is in the repository):
 
 Every memory is stored with ``SemanticMemory.store_many`` with its session id and date in the
 metadata, and ``created_at`` set to the session's date (the memory's clock), so the month
-tokens of the sparse vector are those of the session. Each question is asked through
-``candidates()`` (dense, e5), ``lexical()`` (BM25 in Qdrant's sparse index) and
-``retrieve(mode="hybrid")`` (the package's fusion, :data:`gya_memory.semantic.HYBRID_FUSION`).
+tokens of the sparse vector are those of the session (``--date-in-text``: the date also starts
+the text, "2023年5月2日 星期二：" / "Tuesday, May 2, 2023: "). Each question is asked through
+``candidates()`` (dense, e5), ``lexical()`` (BM25 in Qdrant's sparse index),
+``retrieve(mode="hybrid")`` (the package's fusion, :data:`gya_memory.semantic.HYBRID_FUSION`,
+then the gate's floor and free checks), the same with no floor, and the store's fused ranking
+alone (no floor, no gate).
 
 Reported per data set, per ranking, overall and per question type: turn R@5 and R@10 (the
 share of a question's evidence turns in the top k), session R@5 (the share of its evidence
 sessions among the top 5 distinct sessions) and MRR@10 (of the first evidence turn), over the
-answerable questions; and for the abstention / not-answerable questions how often
-``retrieve()`` returns anything (top_k=5, with each mode).
+answerable questions. Then:
+
+- the gate: for each ``retrieve()`` mode (top_k=5), how many abstention / not-answerable
+  questions got anything back (false hits), and the evidence recall of what it returned on
+  the answerable ones against the ungated R@5; ``--judge-every N`` adds the gate with the chat
+  model as judge (every unanswerable question, one answerable in N) and its time per question;
+- time: a date filter (candidates of the named day, or of a relative window such as "four
+  weeks ago" from the question's date, first) and a recency re-rank, with how often the
+  newest evidence turn comes first when the evidence has several dates (knowledge updates);
+- ``--acceptance LABELS``: the acceptance set's small stores, the rank of each answerable
+  question's relevant memory under dense, lexical and the given fusions (top-1/2/3/5 counts).
 
 Fusion variants are computed here, in Python, from the dense and the lexical ranked lists
 (``--depth`` candidates each): RRF with k and a lexical weight, a blend of per-query min-max
-normalised scores, and DBSF (scores normalised by mean +- 3 sd) with a weight. Each family's
-parameters are chosen by cross-validation on fixed folds (question number mod 5 within the
-data set): the parameters scored on fold f are the best on the other four folds (turn R@5, then
-MRR), never on f. Every family is reported, and the grid's in-sample numbers go to ``--json``.
-The package's default is not changed here.
+normalised scores, DBSF (scores normalised by mean +- 3 sd) with a weight, both with weights
+that depend on the question (:func:`lexical_cue`: numbers, dates, names, quoted titles), and
+RRF on the first ``pool`` of each list (the store's prefetch limit). Each family's parameters
+are chosen by cross-validation on fixed folds (question number mod 5 within the data set): the
+parameters scored on fold f are the best on the other four folds (turn R@5, then MRR), never
+on f; per data set, and pooled (one setting for every data set, as a default must be). Every
+family is reported, and the grid's in-sample numbers go to ``--json``. The package's default
+is not changed here.
 
-Embeddings are cached on disk by a hash of the model name, the prefix kind and the text
-(``.cache/bench_recall/embeddings.sqlite3`` in the repository, git-ignored), so a rerun only
-embeds what is new.
+Embeddings are cached on disk by a hash of the model name, the compiled engine, the prefix
+kind and the text (``.cache/bench_recall/embeddings.sqlite3`` in the repository, git-ignored),
+so a rerun only embeds what is new.
 
-CPU: the dense pass embeds about 60k LongMemEval turns (half an hour of 2 cores with e5); the
-lexical pass needs no model (a cheap hash embedder fills the dense slot, unused):
+CPU: the dense pass embeds 66,471 LongMemEval texts, 13.3M e5 tokens: about 3 minutes per
+question on 2 cores (6 hours for all 120); MemoryBank and the acceptance set take a few
+minutes. ``--only-cached`` runs only the stores whose texts are all in the cache (a partial
+dense pass). The lexical pass needs no model (a cheap hash embedder fills the dense slot,
+unused):
 
     ./run.sh bench recall --only lexical                    # all data sets, lexical only
     nice -n 19 ./run.sh bench recall --limit 3 --users 2    # smoke run of every ranking
     .venv/bin/python benchmarks/bench_recall.py --datasets cn,en --json /tmp/recall.json
+    .venv/bin/python benchmarks/bench_recall.py --only-cached --summary \
+        benchmarks/results/recall_summary.json              # what notebook 04 shows
 
 ``--limit N`` takes N LongMemEval questions spread evenly over the file (and N MemoryBank users
 per language unless ``--users`` says otherwise). Exit status 2 when ``../shared/data`` (or a
