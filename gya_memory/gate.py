@@ -14,7 +14,8 @@ and a trace shows every step:
 2. **whose fact** (:mod:`gya_memory.about`): a memory about the user's sister does not
    answer a question about the user, and the other way round.
 3. **the asked detail** (:mod:`gya_memory.slots`, fact questions only): a memory without a
-   number can't answer "多少"; a plan can't answer "what did I do".
+   number can't answer "多少"; a plan can't answer "what did I do". Only for a distilled
+   memory (a statement of at most ``writing.MAX_FACT_CHARS`` characters), not a raw turn.
 4. **the model**, for at most ``pool`` of the remaining candidates, by the question's kind
    (:mod:`gya_memory.questions`): for a *fact* question the **reader** ("answer from this one
    fact, or reply unknown"; ``1 - P(unknown) >= fact_min``); for *advice* the **judge**
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .checks import is_int, is_number
+from .writing import MAX_FACT_CHARS
 
 # Recall-first floors: the highest cosine that keeps at least 95% of the relevant memories of
 # the calibration set (gya_memory/data/labelled_memories.json), per language. See
@@ -148,14 +150,17 @@ class Gate:
         judged = 0
         for hit in sorted(hits, key=lambda h: -float(h.score)):
             # the free checks first, so a look-alike they drop leaves its place in the pool
-            slot = missing_slot(question, hit.text) if self.rules and kind == "fact" else None
+            # the slot rules read one short statement; a raw chat turn mixes plans, questions
+            # and facts (at real sizes they dropped real evidence: README, "Recall at real sizes")
+            rules = self.rules and kind == "fact" and len(hit.text) <= MAX_FACT_CHARS
+            slot = missing_slot(question, hit.text) if rules else None
             if float(hit.score) < floor:
                 decisions.append(GateDecision(hit, False, "below floor"))
             elif self.about and not fits(about_of_hit(hit), question, kind):
                 decisions.append(GateDecision(hit, False, f"about: {about_of_hit(hit)}"))
             elif slot:
                 decisions.append(GateDecision(hit, False, f"asks for {slot}"))
-            elif self.rules and kind == "fact" and plan_asked_as_done(question, hit.text):
+            elif rules and plan_asked_as_done(question, hit.text):
                 decisions.append(GateDecision(hit, False, "a plan asked as done"))
             elif judged >= pool:
                 decisions.append(GateDecision(hit, False, "over pool"))

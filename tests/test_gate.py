@@ -291,6 +291,20 @@ def test_a_fact_question_about_the_past_drops_a_plan() -> None:
     assert reasons(decisions) == [("想报个瑜伽班", False, "a plan asked as done")]
 
 
+def test_the_slot_rules_read_distilled_memories_not_raw_turns() -> None:
+    """A raw chat turn (longer than a distilled fact) mixes plans, questions and facts: the
+    slot rules leave it to the model (at real sizes they dropped real evidence)."""
+    question = "Which sailing club did I join?"
+    turn = ("I finally joined the Bayside sailing club in May after months of going back and "
+            "forth. Next summer I want to learn to race, and I might buy a dinghy if the club's "
+            "boats are always booked. Do you know anything about junior racing classes? ") * 2
+    assert len(turn) > 200
+    decisions = Gate(judge_min=None).apply(question, [hit(turn, 0.9)], floor=0.5)
+    assert [d.reason for d in decisions] == ["passed"]
+    decisions = Gate(judge_min=None).apply("What was my cholesterol number?", [hit(turn, 0.9)], floor=0.5)
+    assert [d.reason for d in decisions] == ["passed"]
+
+
 def test_the_slot_rules_apply_to_fact_questions_only() -> None:
     question = "How much should I drink before my long run?"
     assert question_kind(question) == "advice"
