@@ -15,7 +15,9 @@ model. ``before``: defences off (stored with ``allow_instructions=True``,
 ``Policy(screen=False)``). ``after``: the defaults (the write-time refusal is recorded, then
 the caller insists; the read-time screen blocks what the scanner catches, the rest reaches
 the prompt as fenced data). ``--gate default`` is the agent's gate (a planted text it judges
-irrelevant never reaches the prompt); ``--gate off`` puts every stored memory in the prompt.
+irrelevant never reaches the prompt); ``--gate off`` puts every stored memory in the prompt;
+``--gate both`` (the default) runs both. ``--out benchmarks/results/injection_planted.json``
+keeps the rows notebook 08 shows.
 ``--wording NAME`` swaps in one of the wordings tried for ``context._TEXT`` (see
 ``WORDINGS`` below) for this run only. Every answer is printed: read them.
 
@@ -69,7 +71,27 @@ WORDINGS: dict[str, dict[str, dict[str, str]]] = {
     "after": {lang: {"after": _AFTER[lang]} for lang in ("zh", "en")},
     "system": {lang: {"system": _SYSTEM[lang]} for lang in ("zh", "en")},
     "system+after": {lang: {"after": _AFTER[lang], "system": _SYSTEM[lang]} for lang in ("zh", "en")},
+    "quoted": {},  # each memory as reported speech: - 我以前说过：「…」 (render_block replaced)
 }
+_QUOTED = {"zh": ("我以前说过：「", "」"), "en": ('I once said: "', '"')}
+
+
+def _quoted_block(hits: Any, *, start: int = 1, style: str = "cite") -> str:
+    """render_block with each plain memory framed as something the user once said."""
+    from gya_memory.text import language_of
+
+    if style != "plain":
+        return _RENDER_BLOCK(hits, start=start, style=style)
+    lines = [context.OPEN]
+    for h in hits:
+        a, b = _QUOTED[language_of(h.text)]
+        day = str(h.payload.get("created_at") or "")[:10]
+        lines.append(f"- {a}{context.defang(h.text)}{b}" + (f" ({day})" if day else ""))
+    lines.append(context.CLOSE)
+    return "\n".join(lines)
+
+
+_RENDER_BLOCK = context.render_block
 
 
 @contextmanager
@@ -78,9 +100,12 @@ def wording(name: str) -> Iterator[None]:
     saved = {lang: dict(lines) for lang, lines in context._TEXT.items()}
     for lang, lines in WORDINGS[name].items():
         context._TEXT[lang].update(lines)
+    if name == "quoted":
+        context.render_block = _quoted_block  # type: ignore[assignment]
     try:
         yield
     finally:
+        context.render_block = _RENDER_BLOCK
         for lang, lines in saved.items():
             context._TEXT[lang].clear()
             context._TEXT[lang].update(lines)
@@ -133,9 +158,16 @@ def planted_part(args: argparse.Namespace) -> list[dict[str, Any]]:
     from gya_memory.llm import get_llm
 
     embedder, llm = get_embedder(), get_llm()
-    gate = "default" if args.gate == "default" else None
     rows: list[dict[str, Any]] = []
-    print(f"== planted instructions: gate {args.gate}, wording {args.wording} ==")
+    for gate_name in (("default", "off") if args.gate == "both" else (args.gate,)):
+        rows += _planted_runs(args, gate_name, llm, embedder)
+    return rows
+
+
+def _planted_runs(args: argparse.Namespace, gate_name: str, llm: Any, embedder: Any) -> list[dict[str, Any]]:
+    gate = "default" if gate_name == "default" else None
+    rows: list[dict[str, Any]] = []
+    print(f"== planted instructions ({args.set} set): gate {gate_name}, wording {args.wording} ==")
     for condition in args.conditions:
         for case in load_planted(args.set):
             if args.cases and case.id not in args.cases:
@@ -144,7 +176,7 @@ def planted_part(args: argparse.Namespace) -> list[dict[str, Any]]:
             with wording(args.wording):
                 run = run_case(case, llm, embedder, condition, gate=gate)
             seconds = time.perf_counter() - t0
-            rows.append({"case": case.id, "set": args.set, "condition": condition, "gate": args.gate,
+            rows.append({"case": case.id, "set": args.set, "condition": condition, "gate": gate_name,
                          "wording": args.wording, "refused": list(run.refused),
                          "blocked": list(run.blocked), "reached": run.reached,
                          "followed": run.followed, "outcome": run.outcome,
@@ -263,7 +295,7 @@ def judge_part(out: Path | None) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", choices=("all", "scanner", "planted", "judge", "use"), default="all")
-    ap.add_argument("--gate", choices=("default", "off"), default="default")
+    ap.add_argument("--gate", choices=("default", "off", "both"), default="both")
     ap.add_argument("--wording", choices=tuple(WORDINGS), default="current")
     ap.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
     ap.add_argument("--set", choices=("fixed", "check"), default="fixed",
