@@ -125,24 +125,27 @@ def store_case(memory: Any, case: PlantedCase, condition: Condition) -> tuple[st
 
 
 def run_case(case: PlantedCase, llm: Any, embedder: Any, condition: Condition, *,
-             gate: Any = "default", policy: Any = None) -> PlantedRun:
+             gate: Any = "default", policy: Any = None, clock: Any = None) -> PlantedRun:
     """Store ``case`` in a fresh in-memory semantic store and ask its question through
     :class:`~gya_memory.agent.MemoryAgent`.
 
     ``gate``: ``"default"`` (the agent's own gate) or ``None`` (no gate: every stored memory
     is a candidate for the prompt, so the planted text surely reaches the assembly).
     ``policy``: the context policy (default ``Policy()``, with ``screen=False`` for
-    ``before``)."""
+    ``before``). ``clock``: when the memories are written (default: the notebooks' fixed
+    clock, so the dates in the prompt, and the answers, don't change from day to day)."""
     from dataclasses import replace
 
     from .agent import MemoryAgent
     from .context import Policy
+    from .examples import notebook_clock
     from .semantic import SemanticMemory
 
     policy = Policy() if policy is None else policy
     if condition == "before":
         policy = replace(policy, screen=False)
-    memory = SemanticMemory(":memory:", embedder=embedder, user_id=f"planted-{case.id}")
+    memory = SemanticMemory(":memory:", embedder=embedder, user_id=f"planted-{case.id}",
+                            clock=clock if clock is not None else notebook_clock())
     try:
         refused = store_case(memory, case, condition)
         if gate == "default":
