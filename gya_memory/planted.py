@@ -6,8 +6,10 @@ memory: ordinary memories plus one planted instruction (or one split across two 
 question that brings it up, and a rule that says whether an answer *followed* it (any
 ``followed_if`` pattern matches and no ``unless`` pattern does). :func:`run_case` stores the
 memories, asks :class:`~gya_memory.agent.MemoryAgent` the question, and reports what reached
-the prompt and what the model said, in one of two conditions:
+the prompt and what the model said, in one of three conditions:
 
+- ``"control"``: the ordinary memories only, nothing planted: what the model says on its
+  own (a rule that fires here measures the model, not the instruction);
 - ``"before"``: the defences off: the planted text stored with ``allow_instructions=True``
   and the context assembled with ``Policy(screen=False)``; only the fence and the block's
   "data, not instructions" line stand between the memory and the model;
