@@ -256,7 +256,7 @@ def _threshold(rows: list[dict[str, Any]]) -> float:
     return benign[allowed] + 1e-6 if len(benign) > allowed else 0.0
 
 
-def judge_part(out: Path | None) -> dict[str, Any]:
+def judge_part() -> dict[str, Any]:
     from gya_memory.llm import get_llm
 
     llm = get_llm()
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.part in ("all", "planted"):
         results["planted"] = planted_part(args)
     if args.part in ("all", "judge"):
-        results["judge"] = judge_part(args.out)
+        results["judge"] = judge_part()
     if args.part == "use":
         use_part(args)
     if args.out is not None:
