@@ -96,8 +96,8 @@ class Procedure:
             check_text("step", step, 10_000, index=i)
         if not is_int(self.version, low=1):
             raise ValueError(f"procedure {self.name!r}: version must be 1 or more")
-        if self.owner is not None:
-            check_user_id(self.owner, name="owner")
+        if self.owner is not None:  # NFC, like every user id: ids that print alike are one
+            object.__setattr__(self, "owner", check_user_id(self.owner, name="owner"))
         if isinstance(self.run, str) and ":" not in self.run:
             raise ValueError(f"procedure {self.name!r}: run must look like 'module:function'")
 

@@ -293,3 +293,42 @@ def test_semantic_forget_everything_removes_the_bytes(tmp_path: Path) -> None:
         assert files_with(folder, SENTINELS[0].encode()) == []  # before: payload and WAL files
         assert len(bob.all()) == 1
     assert files_with(folder, SENTINELS[0].encode()) == []
+
+
+@pytest.mark.parametrize("user_id", ["界" * 128, "🙂" * 64, "*" * 128, "jose\u0301" * 25])
+def test_forget_user_over_all_five_stores_for_long_ids(tmp_path: Path, user_id: str,
+                                                      insecure_sqlite: list) -> None:
+    """The issue's erasure target for every valid id, over every store at once: ids whose
+    UTF-8 form is far over 255 bytes (a folder name's limit), and an NFD id forgotten by
+    its NFC spelling; the sentinel is in no byte under the data folder afterwards."""
+    import unicodedata
+
+    from gya_memory.embeddings import TFIDFEmbedder
+    from gya_memory.semantic import SemanticMemory
+
+    stores = _sqlite_pair(tmp_path, user_id)
+    curated = CuratedMemory(tmp_path / "memories", user_id=user_id, clock=clock())
+    curated.user.add(f"{SENTINELS[0]} profile")
+    semantic = SemanticMemory(tmp_path / "qdrant", user_id=user_id, embedder=TFIDFEmbedder())
+    semantic.store_many([f"{SENTINELS[0]} memory {j}" for j in range(5)])
+    procedures = ProceduralMemory()
+    procedures.register(Procedure("tea", f"{SENTINELS[0]} tea", steps=("boil",), owner=user_id))
+    procedures.save(tmp_path / "procedures.json")
+    report = forget_user(unicodedata.normalize("NFC", user_id), curated=curated,
+                         semantic=semantic, procedural=procedures, **stores)
+    assert (report.episodic, report.sessions, report.curated, report.semantic,
+            report.procedural) == (20, 20, 1, 5, 1)
+    assert report.wal_emptied
+    semantic.close()
+    for store in stores.values():
+        store.close()  # type: ignore[attr-defined]
+    assert files_with(tmp_path, SENTINELS[0].encode()) == []
+
+
+def test_a_procedure_owner_is_one_id_however_it_is_spelt(tmp_path: Path) -> None:
+    nfd, nfc = "jose\u0301", "jos\u00e9"
+    procedures = ProceduralMemory()
+    procedures.register(Procedure("tea", "tea", steps=("boil",), owner=nfd))
+    assert procedures.owned_by(nfc)[0].owner == nfc  # before: [] (the owner kept as NFD)
+    assert ProceduralMemory(user_id=nfc).erase_user(nfd) == 0  # an empty registry of its own
+    assert procedures.erase_user(nfc) == 1  # before: 0, and forget_user said total 0
