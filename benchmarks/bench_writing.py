@@ -217,7 +217,8 @@ def main(argv: list[str]) -> int:
     rows = run(conversations, get_llm(), get_embedder(), reuse=reuse)
     print("\n" + pd.DataFrame(rates(rows)).to_string())
     if args.json:
-        args.json.write_text(json.dumps({"split": args.split, "rows": rows}, ensure_ascii=False, indent=1), "utf-8")
+        args.json.write_text(json.dumps({"split": args.split, "decide": args.decide or "default",
+                                             "rates": rates(rows), "rows": rows}, ensure_ascii=False, indent=1), "utf-8")
     print_footer(started)
     return 0
 

@@ -81,6 +81,20 @@ class WriteReport:
             out[a] = sum(d.action == a for d in self.decisions)
         return out
 
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per decision (then one per dropped piece), for a table."""
+        rows: list[dict[str, Any]] = []
+        for d in self.decisions:
+            closest = d.compared[0] if d.compared else None
+            rows.append({"action": d.action, "memory": d.proposal.text, "about": d.proposal.about,
+                         "turn": d.proposal.turn,
+                         "closest stored": f"{closest[1]:.3f} {closest[0]}" if closest else "",
+                         "why": d.reason + (f"; replaces: {d.replaced}" if d.replaced else "")})
+        for what, why in self.dropped:
+            rows.append({"action": "dropped", "memory": what[:60], "about": "", "turn": "",
+                         "closest stored": "", "why": why})
+        return rows
+
     def to_text(self) -> str:
         lines = [f"session {self.session_id}: " + ", ".join(f"{k} {v}" for k, v in self.counts().items())]
         for d in self.decisions:
