@@ -62,14 +62,16 @@ def prompt_hash(messages: list[dict[str, Any]], when: str) -> str:
 
 def write_session(memory: Any, llm: Any, s: dict[str, Any], reused: dict[str, Any] | None) -> tuple[Any, float, float]:
     """One session written: the report, the seconds extraction took, the seconds deciding took."""
+    from gya_memory import writing
     from gya_memory.writing import WriteReport, parse_proposals, remember, write
 
     if reused is None:
         report = remember(memory, llm, s["messages"], session_id=s["session_id"], when=s["when"])
         return report, report.seconds["propose"], report.seconds["decide"]
     proposals, dropped = parse_proposals(reused["raw"], s["messages"])
-    report = WriteReport(s["session_id"], reused["raw"], proposals, dropped)
     start = time.perf_counter()
+    proposals, unworthy = writing.screen(llm, proposals)
+    report = WriteReport(s["session_id"], reused["raw"], proposals, dropped + unworthy)
     report.decisions = write(memory, llm, proposals, session_id=s["session_id"], when=s["when"])
     return report, reused["propose_s"], time.perf_counter() - start
 
@@ -193,6 +195,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--limit", type=int, help="the first N conversations of each language")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--decide", default="", help="options for writing.decide, e.g. how=pick,pool=3,zh=0.86,en=0.82")
+    parser.add_argument("--worth", type=float, help="P(yes) a proposal needs in the second look (0: off)")
     parser.add_argument("--reuse", type=Path, help="take the extraction replies from this results file")
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -209,6 +212,13 @@ def main(argv: list[str]) -> int:
     print(f"{len(conversations)} conversations ({args.split})")
     if args.decide:
         set_decide(args.decide)
+    if args.worth is not None:
+        import functools
+
+        from gya_memory import writing
+
+        writing.screen = functools.partial(writing.screen, minimum=args.worth)  # type: ignore[assignment]
+        print(f"second look: P(yes) >= {args.worth}")
     reuse = None
     if args.reuse:
         earlier = json.loads(args.reuse.read_text("utf-8"))["rows"]

@@ -303,6 +303,53 @@ def propose(llm: Any, messages: Sequence[Mapping[str, Any]], when: date | dateti
     return reply.text, proposals, dropped
 
 
+# A second look at each proposal: small models keep passing remarks ("气泡水不错", "Lunch at
+# work is a nightmare"). One first-token judgement per proposal (the instructions are
+# prefilled once and cached), far cheaper than a longer extraction prompt.
+WORTH_SYSTEM = (
+    "You keep notes about a user for future conversations. Would this note still be useful "
+    "to know about the user a month from now? Reply yes or no.\n"
+    "yes: health, allergies, diet, family and pets, work, home, money, plans with a date, "
+    "lasting preferences and habits, things they own.\n"
+    "no: what happened today only, passing remarks and opinions, thanks and greetings, a "
+    "question they asked, advice they were given.\n"
+    "Note: Allergic to penicillin -> yes\n"
+    "Note: Thought the film last night was boring -> no\n"
+    "Note: 女儿朵朵2026-05-09开始上游泳课 -> yes\n"
+    "Note: 觉得今天的天气不错 -> no\n"
+    "Note: Asked for a recipe for banana bread -> no\n"
+    "Note: 每周六早上打羽毛球 -> yes"
+)
+WORTH_MIN = 0.0  # P(yes) a proposal needs to be kept (0: the second look is off)
+
+
+def worth_messages(fact: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": WORTH_SYSTEM},
+            {"role": "user", "content": f"Note: {' '.join(fact.split())} ->"}]
+
+
+def worth_keeping(llm: Any, fact: str) -> float:
+    """P(yes) / (P(yes) + P(no)) that ``fact`` is still worth knowing next month."""
+    probs = llm.next_token_probs(worth_messages(fact))
+    yes, no = probs.get("yes", 0.0), probs.get("no", 0.0)
+    return round(yes / (yes + no), 4) if yes + no > 0 else 0.5
+
+
+def screen(llm: Any, proposals: Sequence[Proposal], *, minimum: float = WORTH_MIN
+           ) -> tuple[list[Proposal], list[tuple[str, str]]]:
+    """The proposals worth keeping (P(yes) at least ``minimum``), and the others as dropped."""
+    if minimum <= 0 or llm is None:
+        return list(proposals), []
+    kept, dropped = [], []
+    for p in proposals:
+        value = worth_keeping(llm, p.text)
+        if value >= minimum:
+            kept.append(p)
+        else:
+            dropped.append((p.text, f"not worth keeping (P(yes) {value:.2f})"))
+    return kept, dropped
+
+
 # -- 2. compare ------------------------------------------------------------------------------
 COMPARE_SYSTEM = (
     "Two notes about the same user: an old one already stored and a new one from today's "
@@ -490,7 +537,8 @@ def remember(memory: Any, llm: Any, messages: Sequence[Mapping[str, Any]], *, se
     today = _when(when)
     t0 = time.perf_counter()
     raw, proposals, dropped = propose(llm, messages, today)
-    report = WriteReport(session_id, raw, proposals, dropped)
+    proposals, unworthy = screen(llm, proposals)
+    report = WriteReport(session_id, raw, proposals, dropped + unworthy)
     t1 = time.perf_counter()
     report.decisions = write(memory, llm, proposals, session_id=session_id, when=today,
                              history=history)
