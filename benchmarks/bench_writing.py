@@ -150,6 +150,8 @@ def set_decide(spec: str) -> None:
             floors[key] = float(value)
         elif key == "pool":
             options["pool"] = int(value)
+        elif key in ("same_min", "conflict_min"):
+            options[key] = float(value)
         else:
             options[key] = value
     options["compare_min"] = floors

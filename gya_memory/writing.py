@@ -385,6 +385,54 @@ def compare(llm: Any, old: str, new: str) -> dict[str, float]:
     return {k: round(v / total, 4) for k, v in p.items()} if total > 0 else {"same": 0.0, "replaces": 0.0, "new": 1.0}
 
 
+# Two yes/no questions a small model answers more evenly than the three-way comparison (which
+# said "replaces" for most pairs, related or not): is the new note the same as the old one,
+# and can both be true of the user now?
+SAME_SYSTEM = (
+    "Two notes about a user. Do they say the same thing, maybe in other words? Reply yes or no.\n"
+    "Old: Allergic to penicillin. New: Can't take penicillin -> yes\n"
+    "Old: Drinks three coffees a day. New: Quitting coffee -> no\n"
+    "Old: 每周三练瑜伽. New: 周三晚上上瑜伽课 -> yes\n"
+    "Old: 住在杭州. New: 上个月搬到了上海 -> no\n"
+    "Old: Has a cat named Mochi. New: Allergic to peanuts -> no\n"
+    "Old: 女儿在读小学. New: 女儿朵朵上二年级 -> yes"
+)
+BOTH_SYSTEM = (
+    "Two notes about a user: an old one and a new one. Can both be true of the user now? "
+    "Reply yes or no.\n"
+    "no: the new note changes the old one (moved, quit, started again, changed job or plan, a "
+    "date moved, a number went up or down).\n"
+    "yes: the notes are about different things, or the new one adds a detail.\n"
+    "Old: Drinks three coffees a day. New: Quitting coffee -> no\n"
+    "Old: Has a cat named Mochi. New: Allergic to peanuts -> yes\n"
+    "Old: 住在杭州. New: 上个月搬到了上海 -> no\n"
+    "Old: 每周三练瑜伽. New: 喜欢吃辣 -> yes\n"
+    "Old: Trip to Rome on 2026-06-01. New: Rome trip moved to 2026-06-08 -> no\n"
+    "Old: 体重80公斤. New: 在准备半马 -> yes\n"
+    "Old: Works as a nurse. New: Works night shifts -> yes"
+)
+SAME_MIN = 0.5  # P(yes, the same) to skip a proposal as a duplicate
+CONFLICT_MIN = 0.5  # P(no, not both true) to update
+
+
+def _yes(llm: Any, system: str, old: str, new: str) -> float:
+    probs = llm.next_token_probs([{"role": "system", "content": system},
+                                  {"role": "user", "content": f"Old: {' '.join(old.split())} "
+                                                              f"New: {' '.join(new.split())} ->"}])
+    yes, no = probs.get("yes", 0.0), probs.get("no", 0.0)
+    return round(yes / (yes + no), 4) if yes + no > 0 else 0.5
+
+
+def same_as(llm: Any, old: str, new: str) -> float:
+    """P that ``new`` says what ``old`` says."""
+    return _yes(llm, SAME_SYSTEM, old, new)
+
+
+def conflicts(llm: Any, old: str, new: str) -> float:
+    """P that ``old`` and ``new`` cannot both be true of the user now."""
+    return round(1 - _yes(llm, BOTH_SYSTEM, old, new), 4)
+
+
 PICK_SYSTEM = (
     "You keep short notes about a user. A new note arrives. Is one of the stored notes about "
     "the same thing as the new note: the same habit, diet, job, home, plan, trip, pet, health "
@@ -426,7 +474,7 @@ def pick(llm: Any, new: str, stored: Sequence[str]) -> dict[str, float]:
 # ("又开始喝奶茶了" vs "戒了奶茶") near 0.85.
 COMPARE_MIN = {"zh": 0.84, "en": 0.84}
 POOL = 3  # at most this many close memories (of the same person) are shown to the model
-How = Literal["first", "best", "pick"]
+How = Literal["first", "best", "pick", "yesno"]
 
 
 def _person(about: str, text: str) -> str:
@@ -437,7 +485,8 @@ def _person(about: str, text: str) -> str:
 
 
 def decide(proposal: Proposal, memory: Any, llm: Any, *, compare_min: float | Mapping[str, float] = COMPARE_MIN,
-           pool: int = POOL, how: How = "first") -> Decision:
+           pool: int = POOL, how: How = "first", same_min: float = SAME_MIN,
+           conflict_min: float = CONFLICT_MIN) -> Decision:
     """Add, update or skip ``proposal`` against ``memory``'s closest memories.
 
     The close memories (cosine at least ``compare_min``, about the same person, at most
@@ -459,6 +508,19 @@ def decide(proposal: Proposal, memory: Any, llm: Any, *, compare_min: float | Ma
     if not eligible or llm is None:
         return Decision(proposal, "add", "nothing stored says this" if not close or float(close[0].score) < floor
                         else "the close memories say something else", compared)
+    if how == "yesno":
+        same = [(same_as(llm, h.text, proposal.text), h) for h in eligible]
+        p_same, h = max(same, key=lambda x: x[0])
+        if p_same >= same_min:
+            return Decision(proposal, "skip", f"the same as a stored memory (P {p_same:.2f})",
+                            compared, p={"same": p_same})
+        clash = [(conflicts(llm, h.text, proposal.text), h) for h in eligible]
+        p_clash, h = max(clash, key=lambda x: x[0])
+        if p_clash >= conflict_min:
+            return Decision(proposal, "update", f"replaces a stored memory (P {p_clash:.2f})",
+                            compared, replaced=h.text, p={"same": p_same, "conflict": p_clash})
+        return Decision(proposal, "add", "the close memories say something else", compared,
+                        p={"same": p_same, "conflict": p_clash})
     if how == "pick":
         chosen = pick(llm, proposal.text, [h.text for h in eligible])
         best = max(chosen, key=lambda k: chosen[k])
