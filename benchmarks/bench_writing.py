@@ -11,6 +11,11 @@ the proposal (case-insensitive); the keys are names, numbers and the key noun, s
 paraphrase that keeps them counts. Precision counts a proposal right when it matches a
 labelled fact of its session (restated ones included); an unmatched proposal is printed so
 it can be read. Each conversation gets a fresh store; its sessions are written in order.
+
+``--reuse RESULTS.json`` takes the model's extraction replies from an earlier run whose
+extraction prompt was the same (checked by a hash of the prompt, session by session), so a
+change to the compare/update step is measured in minutes: the model is greedy, so the
+replies would be the same. Their seconds are the earlier run's.
 """
 
 from __future__ import annotations
@@ -46,9 +51,34 @@ def is_user(about: str) -> bool:
     return about.strip().lower() == "user"
 
 
-def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool = True) -> list[dict[str, Any]]:
+def prompt_hash(messages: list[dict[str, Any]], when: str) -> str:
+    import hashlib
+
+    from gya_memory.writing import extraction_messages
+
+    text = json.dumps(extraction_messages(messages, when), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def write_session(memory: Any, llm: Any, s: dict[str, Any], reused: dict[str, Any] | None) -> tuple[Any, float, float]:
+    """One session written: the report, the seconds extraction took, the seconds deciding took."""
+    from gya_memory import writing
+    from gya_memory.writing import WriteReport, parse_proposals, remember, write
+
+    if reused is None:
+        report = remember(memory, llm, s["messages"], session_id=s["session_id"], when=s["when"])
+        return report, report.seconds["propose"], report.seconds["decide"]
+    proposals, dropped = parse_proposals(reused["raw"], s["messages"])
+    start = time.perf_counter()
+    proposals, unworthy = writing.screen(llm, proposals)
+    report = WriteReport(s["session_id"], reused["raw"], proposals, dropped + unworthy)
+    report.decisions = write(memory, llm, proposals, session_id=s["session_id"], when=s["when"])
+    return report, reused["propose_s"], time.perf_counter() - start
+
+
+def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool = True,
+        reuse: dict[tuple[str, str, str], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     from gya_memory.semantic import SemanticMemory
-    from gya_memory.writing import remember
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,15 +86,16 @@ def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool
             memory = SemanticMemory(Path(tmp) / c["id"], user_id=c["user"], embedder=embedder)
             facts: dict[str, dict[str, Any]] = {}
             for s in c["sessions"]:
-                start = time.perf_counter()
-                report = remember(memory, llm, s["messages"], session_id=s["session_id"], when=s["when"])
-                seconds = time.perf_counter() - start
+                key = (c["id"], s["session_id"], prompt_hash(s["messages"], s["when"]))
+                report, propose_s, decide_s = write_session(memory, llm, s, (reuse or {}).get(key))
+                seconds = propose_s + decide_s
                 for f in s["extract"]:
                     facts[f["id"]] = f
                 labelled = s["extract"]
                 decided = {d.proposal.text: d for d in report.decisions}
                 row = {"conversation": c["id"], "lang": c["lang"], "session": s["session_id"],
-                       "seconds": round(seconds, 1), "raw": report.raw, "dropped": len(report.dropped),
+                       "seconds": round(seconds, 1), "propose_s": round(propose_s, 2),
+                       "decide_s": round(decide_s, 2), "prompt": key[2], "raw": report.raw, "dropped": len(report.dropped),
                        "proposals": [], "facts": []}
                 for p in report.proposals:
                     hit = [f["id"] for f in labelled if matches(f, p.text)]
@@ -75,6 +106,13 @@ def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool
                     row["proposals"].append({"text": p.text, "about": p.about, "matches": hit,
                                              "whose_ok": whose, "action": d.action if d else None,
                                              "replaced": d.replaced if d else None})
+                for p in row["proposals"]:
+                    if p["action"] == "update":  # right only if it replaced what the label says
+                        olds = [facts[facts[i]["updates"]] for i in p["matches"] if facts[i].get("updates")]
+                        p["update_right"] = any(matches(old, p["replaced"]) for old in olds)
+                    if p["action"] == "skip" and p["matches"]:  # a labelled new fact thrown away
+                        p["lost"] = not any(facts[i].get("restates") or facts[i].get("updates")
+                                            for i in p["matches"])
                 for f in labelled:
                     found = [p for p in row["proposals"] if f["id"] in p["matches"]]
                     entry = {"id": f["id"], "found": bool(found), "kind": f["kind"]}
@@ -98,6 +136,29 @@ def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool
     return rows
 
 
+def set_decide(spec: str) -> None:
+    """Run writing.decide with other options (an experiment, not a new default)."""
+    import functools
+
+    from gya_memory import writing
+
+    options: dict[str, Any] = {}
+    floors = dict(writing.COMPARE_MIN)
+    for item in spec.split(","):
+        key, value = item.split("=")
+        if key in ("zh", "en"):
+            floors[key] = float(value)
+        elif key == "pool":
+            options["pool"] = int(value)
+        elif key in ("same_min", "conflict_min"):
+            options[key] = float(value)
+        else:
+            options[key] = value
+    options["compare_min"] = floors
+    print(f"decide: {options}")
+    writing.decide = functools.partial(writing.decide, **options)  # type: ignore[assignment]
+
+
 def rates(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     def mean(xs: list[Any]) -> float:
         xs = [float(x) for x in xs]
@@ -111,15 +172,20 @@ def rates(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         facts = [f for x in r for f in x["facts"]]
         props = [p for x in r for p in x["proposals"]]
         secs = sorted(x["seconds"] for x in r)
+        decide = sorted(x.get("decide_s", float("nan")) for x in r)
         out[lang] = {
             "recall (>= 0.8)": mean([f["found"] for f in facts if "duplicate" not in f]),
             "precision (>= 0.9)": mean([bool(p["matches"]) for p in props]),
             "whose-fact errors (<= 0.05)": mean([p["whose_ok"] is False for p in props if p["matches"]]),
             "update right (>= 0.85)": mean([f["update_ok"] for f in facts if "update_ok" in f]),
             "restated, no duplicate (>= 0.9)": mean([not f["duplicate"] for f in facts if "duplicate" in f]),
+            "updates that replaced the wrong memory": mean([not p["update_right"] for p in props if "update_right" in p]),
+            "updates done": sum("update_right" in p for p in props),
+            "new facts skipped as duplicates": sum(bool(p.get("lost")) for p in props),
             "proposals per session": round(len(props) / len(r), 2),
             "dropped while parsing": sum(x["dropped"] for x in r),
             "seconds per session, median": secs[len(secs) // 2],
+            "of which deciding, median": decide[len(decide) // 2],
             "sessions": len(r),
         }
     return out
@@ -130,6 +196,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--split", choices=["tune", "test", "all"], default="test")
     parser.add_argument("--limit", type=int, help="the first N conversations of each language")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--decide", default="", help="options for writing.decide, e.g. how=pick,pool=3,zh=0.86,en=0.82")
+    parser.add_argument("--worth", type=float, help="P(yes) a proposal needs in the second look (0: off)")
+    parser.add_argument("--reuse", type=Path, help="take the extraction replies from this results file")
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
@@ -143,10 +212,25 @@ def main(argv: list[str]) -> int:
         conversations = [c for lang in ("zh", "en")
                          for c in [x for x in conversations if x["lang"] == lang][:args.limit]]
     print(f"{len(conversations)} conversations ({args.split})")
-    rows = run(conversations, get_llm(), get_embedder())
+    if args.decide:
+        set_decide(args.decide)
+    if args.worth is not None:
+        import functools
+
+        from gya_memory import writing
+
+        writing.screen = functools.partial(writing.screen, minimum=args.worth)  # type: ignore[assignment]
+        print(f"second look: P(yes) >= {args.worth}")
+    reuse = None
+    if args.reuse:
+        earlier = json.loads(args.reuse.read_text("utf-8"))["rows"]
+        reuse = {(x["conversation"], x["session"], x["prompt"]): x for x in earlier if "prompt" in x}
+        print(f"reusing {len(reuse)} extraction replies from {args.reuse.name}")
+    rows = run(conversations, get_llm(), get_embedder(), reuse=reuse)
     print("\n" + pd.DataFrame(rates(rows)).to_string())
     if args.json:
-        args.json.write_text(json.dumps({"split": args.split, "rows": rows}, ensure_ascii=False, indent=1), "utf-8")
+        args.json.write_text(json.dumps({"split": args.split, "decide": args.decide or "default",
+                                             "rates": rates(rows), "rows": rows}, ensure_ascii=False, indent=1), "utf-8")
     print_footer(started)
     return 0
 

@@ -22,8 +22,8 @@ from gya_memory.embeddings import LocalE5Embedder
 from gya_memory.llm import Reply
 from gya_memory.semantic import SemanticMemory
 from gya_memory.writing import (
-    Proposal, check_messages, compare_messages, decide, extraction_messages, history_of,
-    parse_proposals, remember,
+    Proposal, WriteReport, check_messages, compare_messages, decide, extraction_messages,
+    history_of, parse_proposals, pick, pick_messages, remember, screen,
 )
 from tests.conftest import PYTHON, child_env
 
@@ -134,19 +134,28 @@ def test_an_overlong_fact_is_dropped() -> None:
 # -- decisions, against a real store --------------------------------------------------------
 class Comparing:
     """A scripted chat model: ``chat`` returns ``reply``; ``next_token_probs`` answers the
-    same/replaces/new comparison with ``verdict``."""
+    same/replaces/new comparison with ``verdict``, the listwise pick with ``letter`` ("n":
+    none) and the second look with P(yes) ``worth``."""
 
     gives_probabilities = True
 
-    def __init__(self, reply: str = "none", verdict: str = "new") -> None:
-        self.reply, self.verdict = reply, verdict
+    def __init__(self, reply: str = "none", verdict: str = "new", letter: str = "a",
+                 worth: float = 0.9) -> None:
+        self.reply, self.verdict, self.letter, self.worth = reply, verdict, letter, worth
         self.compared: list[str] = []
+        self.picked: list[str] = []
 
     def chat(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Reply:
         return Reply(self.reply, "scripted", 10, 10, [], "stop")
 
     def next_token_probs(self, messages: Sequence[Mapping[str, Any]], *, top: int = 10) -> dict[str, float]:
-        self.compared.append(messages[-1]["content"])
+        said = messages[-1]["content"]
+        if said.startswith("New:"):
+            self.picked.append(said)
+            return {self.letter: 0.8, "x": 0.2}
+        if said.startswith("Note:"):
+            return {"yes": self.worth, "no": 1 - self.worth}
+        self.compared.append(said)
         return {self.verdict[:3]: 0.9, "x": 0.1}
 
 
@@ -183,6 +192,50 @@ def test_a_fact_about_someone_else_is_never_the_same_as_the_users(memory: Semant
     d = decide(Proposal("在杭州读研", "user", 0), memory, llm, compare_min=0.5)
     assert "妹妹小雨在杭州读研" not in " ".join(llm.compared)
     assert d.action in ("add", "skip")
+
+
+@pytest.mark.parametrize(("letter", "action", "replaced"), [
+    ("a", "update", "每天喝三杯咖啡"), ("n", "add", None)])
+def test_the_listwise_pick_chooses_which_memory_is_compared(
+        memory: SemanticMemory, letter: str, action: str, replaced: str | None) -> None:
+    memory.store("每周三晚上练瑜伽", about="user")
+    llm = Comparing(verdict="replaces", letter=letter)
+    d = decide(Proposal("最近在戒咖啡", "user", 0), memory, llm, compare_min=0.5, how="pick")
+    assert (d.action, d.replaced) == (action, replaced)
+    shown = llm.picked[0]
+    assert shown.startswith("New: 最近在戒咖啡\nA. 每天喝三杯咖啡") and "妹妹" not in shown
+    assert len(llm.compared) == (1 if letter == "a" else 0)  # only the picked one is compared
+
+
+def test_the_pick_prompt_letters_the_stored_notes_and_reads_letters_or_none() -> None:
+    assert pick_messages("搬到了上海", ["住在杭州", "每周三练瑜伽"])[-1]["content"] == (
+        "New: 搬到了上海\nA. 住在杭州\nB. 每周三练瑜伽\n->")
+    with pytest.raises(ValueError, match="stored"):
+        pick_messages("x", [])
+
+    class Letters:
+        def next_token_probs(self, messages: Any, *, top: int = 10) -> dict[str, float]:
+            return {"b": 0.3, "n": 0.1, "c": 0.5, "the": 0.1}  # "c": not a letter shown
+
+    assert pick(Letters(), "搬到了上海", ["住在杭州", "每周三练瑜伽"]) == {"a": 0.0, "b": 0.75, "none": 0.25}
+
+
+def test_the_second_look_drops_what_is_not_worth_keeping_and_says_why() -> None:
+    proposals = [Proposal("对青霉素过敏", "user", 0), Proposal("觉得气泡水不错", "user", 2)]
+    kept, dropped = screen(Comparing(worth=0.2), proposals, minimum=0.5)
+    assert kept == [] and dropped[0] == ("对青霉素过敏", "not worth keeping (P(yes) 0.20)")
+    kept, dropped = screen(Comparing(worth=0.8), proposals, minimum=0.5)
+    assert kept == proposals and dropped == []
+    assert screen(Comparing(worth=0.0), proposals, minimum=0.0) == (proposals, [])  # off
+
+
+def test_a_report_reads_as_a_table_of_decisions(memory: SemanticMemory) -> None:
+    llm = Comparing('{"fact": "最近在戒咖啡", "turn": 0}\n{"fact": 坏', verdict="replaces")
+    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY)
+    rows = report.rows()
+    assert [r["action"] for r in rows][-1] == "dropped"
+    assert rows[0]["memory"] == "最近在戒咖啡" and rows[0]["closest stored"].endswith("每天喝三杯咖啡")
+    assert isinstance(report, WriteReport)
 
 
 def test_remember_adds_updates_and_keeps_the_old_version_as_history(memory: SemanticMemory) -> None:
