@@ -1,0 +1,121 @@
+"""The answer prompt alone, on fixed placements of the acceptance set (issue 16).
+
+    ./run.sh bench answer_prompt                                # tune split, both prompts, both placements
+    ./run.sh bench answer_prompt --split test --prompts shipped --placements given
+
+The gate decides *what* the model sees; this benchmark holds that fixed and changes only *how*
+it is asked, so the two can be told apart. For the question of every scenario that needs one
+memory (``Scenario.question``), the model gets:
+
+- ``given``: the relevant memory alone (a perfect gate: how often can the model use a memory
+  it is handed?);
+- ``beside``: the relevant memory with the two highest-ranked other memories by e5 cosine that
+  pass the ``about`` rule, in ranking order (what a gate that places its top 3 sends).
+
+Prompts: ``shipped`` (the defaults of :mod:`gya_memory.context`) and ``before`` (the wording
+before issue 16's answer-prompt change: "take these facts about me into account", one or two
+sentences). The outcome is :func:`gya_memory.acceptance.outcome` (``used``: the answer states
+the memory's ``must_state``). Results go to ``--json`` (ids, outcomes and answers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import time
+from pathlib import Path
+
+from _shared import print_footer
+
+from gya_memory import context
+from gya_memory.about import fits
+from gya_memory.acceptance import outcome
+from gya_memory.context import Policy, assemble
+from gya_memory.embeddings import get_embedder
+from gya_memory.gate import about_of_hit
+from gya_memory.llm import get_llm
+from gya_memory.questions import question_kind
+from gya_memory.scenarios import load_acceptance, store_scenarios
+
+SHIPPED = copy.deepcopy(context._TEXT)
+BEFORE = {"zh": {"after": "回答时把上面这些情况考虑进去。",
+                 "system_memory": "你是一个贴心的助手。回答要简短，一两句话。"},
+          "en": {"after": "Take these facts about me into account in your answer.",
+                 "system_memory": "You are a helpful assistant. Keep answers short: one or "
+                                  "two sentences."}}
+PROMPTS = ("shipped", "before")
+PLACEMENTS = ("given", "beside")
+
+
+def use_prompt(name: str) -> None:
+    context._TEXT.clear()
+    context._TEXT.update(copy.deepcopy(SHIPPED))
+    if name == "before":
+        for lang, texts in BEFORE.items():
+            context._TEXT[lang].update(texts)
+
+
+def placed(scenario, memory, how: str) -> list:
+    """The hits the model gets: the relevant one, alone or beside the top two others."""
+    hits = memory.candidates(scenario.question, top_k=len(scenario.memories))
+    kind = question_kind(scenario.question)
+    relevant = set(scenario.relevant_texts)
+    if how == "given":
+        return [h for h in hits if h.text in relevant][:1]
+    others = [h for h in hits if h.text not in relevant and fits(about_of_hit(h), scenario.question, kind)][:2]
+    keep = {h.text for h in others} | relevant
+    return [h for h in hits if h.text in keep][:3]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=("tune", "test"), default="tune")
+    parser.add_argument("--prompts", default=",".join(PROMPTS))
+    parser.add_argument("--placements", default=",".join(PLACEMENTS))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    prompts = [p for p in args.prompts.split(",") if p]
+    placements = [p for p in args.placements.split(",") if p]
+    for name, allowed in (("prompt", PROMPTS), ("placement", PLACEMENTS)):
+        for value in (prompts if name == "prompt" else placements):
+            if value not in allowed:
+                parser.error(f"unknown {name} {value!r}; choose from {', '.join(allowed)}")
+    scenarios = load_acceptance(args.split)
+    stores = store_scenarios(scenarios, get_embedder())
+    llm = get_llm()
+    rows = []
+    for prompt in prompts:
+        use_prompt(prompt)
+        for how in placements:
+            for s in scenarios:
+                hits = placed(s, stores[s.user], how)
+                a = assemble(s.question, hits, Policy(top_k=3, budget_chars=None))
+                reply = llm.chat(a.messages, max_tokens=160)
+                label, _ = outcome(s, "memory", reply.text, [h.text for h in hits], s.question,
+                                   s.question_kind or "advice")
+                ids = {m.text: m.id for m in s.memories}
+                rows.append({"prompt": prompt, "placement": how, "scenario": s.id, "lang": s.lang,
+                             "kind": s.question_kind, "placed": [ids[h.text] for h in hits],
+                             "outcome": label, "answer": reply.text})
+                print(f"{prompt:8} {how:7} {s.id} {label:9} {reply.text[:70]!r}", flush=True)
+    use_prompt("shipped")
+    print("\nused the relevant memory (answers that state it):")
+    for prompt in prompts:
+        for how in placements:
+            cells = []
+            for lang in ("zh", "en"):
+                mine = [r for r in rows if (r["prompt"], r["placement"], r["lang"]) == (prompt, how, lang)]
+                cells.append(f"{lang} {sum(r['outcome'] == 'used' for r in mine)}/{len(mine)}")
+            print(f"  {prompt:8} {how:7} " + "   ".join(cells))
+    if args.json:
+        args.json.write_text(json.dumps({"split": args.split, "rows": rows}, ensure_ascii=False,
+                                        indent=1), "utf-8")
+    print_footer(started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
