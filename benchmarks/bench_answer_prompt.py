@@ -12,10 +12,11 @@ memory (``Scenario.question``), the model gets:
 - ``beside``: the relevant memory with the two highest-ranked other memories by e5 cosine that
   pass the ``about`` rule, in ranking order (what a gate that places its top 3 sends).
 
-Prompts: ``shipped`` (the defaults of :mod:`gya_memory.context`) and ``before`` (the wording
-before issue 16's answer-prompt change: "take these facts about me into account", one or two
-sentences). The outcome is :func:`gya_memory.acceptance.outcome` (``used``: the answer states
-the memory's ``must_state``). Results go to ``--json`` (ids, outcomes and answers).
+Prompts: ``shipped`` (the defaults of :mod:`gya_memory.context`) and ``from_fact`` (tried in
+issue 16 and not shipped: "answer me as 'you'; if one of these facts changes the answer,
+start from it", with two or three sentences instead of one or two). The outcome is
+:func:`gya_memory.acceptance.outcome` (``used``: the answer states the memory's
+``must_state``). Results go to ``--json`` (ids, outcomes and answers).
 """
 
 from __future__ import annotations
@@ -40,21 +41,23 @@ from gya_memory.questions import question_kind
 from gya_memory.scenarios import load_acceptance, store_scenarios
 
 SHIPPED = copy.deepcopy(context._TEXT)
-BEFORE = {"zh": {"after": "回答时把上面这些情况考虑进去。",
-                 "system_memory": "你是一个贴心的助手。回答要简短，一两句话。"},
-          "en": {"after": "Take these facts about me into account in your answer.",
-                 "system_memory": "You are a helpful assistant. Keep answers short: one or "
-                                  "two sentences."}}
-PROMPTS = ("shipped", "before")
+FROM_FACT = {
+    "zh": {"after": "用“你”称呼我，直接回答。如果上面哪条情况会改变答案，先点明它（比如“你……，所以……”）。",
+           "system": "你是一个贴心的助手。回答要简短，两三句话。"},
+    "en": {"after": "Answer me directly, as \"you\". If one of these facts changes the answer, "
+                    "start from it (\"Since you ..., ...\").",
+           "system": "You are a helpful assistant. Keep answers short: two or three sentences."}}
+PROMPTS = ("shipped", "from_fact")
 PLACEMENTS = ("given", "beside")
 
 
 def use_prompt(name: str) -> None:
+    """Put the ``after`` line of prompt ``name`` in place (the system message goes per call)."""
     context._TEXT.clear()
     context._TEXT.update(copy.deepcopy(SHIPPED))
-    if name == "before":
-        for lang, texts in BEFORE.items():
-            context._TEXT[lang].update(texts)
+    if name == "from_fact":
+        for lang, texts in FROM_FACT.items():
+            context._TEXT[lang]["after"] = texts["after"]
 
 
 def placed(scenario, memory, how: str) -> list:
@@ -92,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         for how in placements:
             for s in scenarios:
                 hits = placed(s, stores[s.user], how)
-                a = assemble(s.question, hits, Policy(top_k=3, budget_chars=None))
+                system = FROM_FACT[s.lang]["system"] if prompt == "from_fact" else None
+                a = assemble(s.question, hits, Policy(top_k=3, budget_chars=None), system=system)
                 reply = llm.chat(a.messages, max_tokens=160)
                 label, _ = outcome(s, "memory", reply.text, [h.text for h in hits], s.question,
                                    s.question_kind or "advice")

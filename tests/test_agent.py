@@ -351,7 +351,7 @@ def test_an_english_question_gets_english_instructions(memory: SemanticMemory) -
     llm = ScriptedLLM(say("Alice."))
     trace = MemoryAgent(memory, llm).ask("What is my name?")
     assert [p.hit.text for p in trace.assembly.placed] == [ALICE]
-    assert trace.messages[0] == {"role": "system", "content": _TEXT["en"]["system_memory"]}
+    assert trace.messages[0] == {"role": "system", "content": _TEXT["en"]["system"]}
     assert trace.messages[1]["content"].startswith(_TEXT["en"]["intro"] + "\n" + OPEN)
     assert trace.messages[1]["content"].endswith(
         f"{CLOSE}\n{_TEXT['en']['after']}\n\n{_TEXT['en']['question']}What is my name?")

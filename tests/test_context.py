@@ -51,8 +51,6 @@ ADVICE_ZH = _TEXT["zh"]["no_hit_advice"]  # the note after an advice question
 ADVICE_EN = _TEXT["en"]["no_hit_advice"]
 DEFAULT_SYSTEM_ZH = _TEXT["zh"]["system"]
 DEFAULT_SYSTEM_EN = _TEXT["en"]["system"]
-MEMORY_SYSTEM_ZH = _TEXT["zh"]["system_memory"]  # with memories placed: a sentence more
-MEMORY_SYSTEM_EN = _TEXT["en"]["system_memory"]
 
 
 def hit(text: str, score: float, **payload: object) -> Hit:
@@ -257,7 +255,7 @@ def test_the_plain_block_follows_the_order_too() -> None:
 def test_placement_user() -> None:
     a = assemble(QUESTION, [COFFEE], Policy(placement="user"), history=HISTORY)
     assert [m["role"] for m in a.messages] == ["system", "user", "assistant", "user"]
-    assert a.messages[0] == {"role": "system", "content": MEMORY_SYSTEM_ZH}
+    assert a.messages[0] == {"role": "system", "content": DEFAULT_SYSTEM_ZH}
     assert a.messages[1:3] == HISTORY
     last = a.messages[-1]["content"]
     assert last.startswith(INTRO_ZH) and OPEN in last
@@ -270,7 +268,7 @@ def test_placement_user() -> None:
 def test_placement_system() -> None:
     a = assemble(QUESTION, [COFFEE, NAME], Policy(placement="system"), history=HISTORY)
     assert [m["role"] for m in a.messages] == ["system", "user", "assistant", "user"]
-    assert a.messages[0]["content"].startswith(MEMORY_SYSTEM_ZH + "\n\n" + INTRO_ZH)
+    assert a.messages[0]["content"].startswith(DEFAULT_SYSTEM_ZH + "\n\n" + INTRO_ZH)
     assert COFFEE.text in a.messages[0]["content"] and NAME.text in a.messages[0]["content"]
     assert a.messages[1:3] == HISTORY
     assert a.messages[-1] == {"role": "user", "content": QUESTION}  # the question, untouched
@@ -281,7 +279,7 @@ def test_placement_system() -> None:
 def test_placement_block() -> None:
     a = assemble(QUESTION, [COFFEE], Policy(placement="block"), history=HISTORY)
     assert [m["role"] for m in a.messages] == ["system", "user", "assistant", "system", "user"]
-    assert a.messages[0] == {"role": "system", "content": MEMORY_SYSTEM_ZH}
+    assert a.messages[0] == {"role": "system", "content": DEFAULT_SYSTEM_ZH}
     assert a.messages[1:3] == HISTORY
     assert a.messages[3]["content"].startswith(INTRO_ZH) and COFFEE.text in a.messages[3]["content"]
     assert a.messages[-1] == {"role": "user", "content": QUESTION}
@@ -306,17 +304,7 @@ def test_custom_system_text() -> None:
         a = assemble(QUESTION, [COFFEE], Policy(placement=placement), system="Be terse.")
         assert a.messages[0]["role"] == "system"
         assert a.messages[0]["content"].startswith("Be terse.")
-        assert DEFAULT_SYSTEM_ZH not in str(a.messages) and MEMORY_SYSTEM_ZH not in str(a.messages)
-
-
-def test_the_system_message_by_branch() -> None:
-    """With memories placed, the default system message allows a sentence more (the one that
-    says which fact changes the answer); with none, it is the short one."""
-    assert assemble(QUESTION, [COFFEE]).messages[0]["content"] == MEMORY_SYSTEM_ZH
-    assert assemble(QUESTION, []).messages[0]["content"] == DEFAULT_SYSTEM_ZH
-    assert assemble(QUESTION_EN, [COFFEE]).messages[0]["content"] == MEMORY_SYSTEM_EN
-    assert assemble(QUESTION_EN, []).messages[0]["content"] == DEFAULT_SYSTEM_EN
-    assert MEMORY_SYSTEM_ZH != DEFAULT_SYSTEM_ZH and MEMORY_SYSTEM_EN != DEFAULT_SYSTEM_EN
+        assert DEFAULT_SYSTEM_ZH not in str(a.messages)
 
 
 def test_history_is_copied_not_changed() -> None:
@@ -329,7 +317,7 @@ def test_history_is_copied_not_changed() -> None:
 def test_english_texts() -> None:
     for policy in (Policy(), Policy(language="en")):  # the default follows the question
         a = assemble(QUESTION_EN, [COFFEE], policy)
-        assert a.messages[0] == {"role": "system", "content": MEMORY_SYSTEM_EN}
+        assert a.messages[0] == {"role": "system", "content": DEFAULT_SYSTEM_EN}
         assert a.messages[-1]["content"].startswith(INTRO_EN + "\n" + OPEN)
         question = _TEXT["en"]["question"]
         assert a.messages[-1]["content"].endswith(f"{CLOSE}\n{AFTER_EN}\n\n{question}{QUESTION_EN}")
@@ -339,7 +327,7 @@ def test_english_texts() -> None:
 def test_the_texts_are_distinct_per_language() -> None:
     """The tests below tell the languages apart by these texts, so they must differ."""
     for key in ("intro", "after", "cite", "no_hit", "no_hit_advice", "tool_no_hit", "question",
-                "system", "system_memory"):
+                "system"):
         assert _TEXT["zh"][key] and _TEXT["en"][key] and _TEXT["zh"][key] != _TEXT["en"][key]
         assert _TEXT["zh"][key] not in _TEXT["en"][key] and _TEXT["en"][key] not in _TEXT["zh"][key]
 
@@ -351,7 +339,7 @@ def test_the_default_language_is_the_questions(question: str, language: str) -> 
     assert language_for(question, Policy()) == language
     text = _TEXT[language]
     a = assemble(question, [COFFEE], Policy())
-    assert a.messages[0] == {"role": "system", "content": text["system_memory"]}
+    assert a.messages[0] == {"role": "system", "content": text["system"]}
     assert a.messages[-1]["content"].startswith(text["intro"] + "\n")
     assert a.messages[-1]["content"].endswith(f"\n\n{text['question']}{question}")
     none = assemble(question, [], Policy(placement="block"), kind="fact")
@@ -365,7 +353,7 @@ def test_an_explicit_language_wins_over_the_questions(question: str, language: s
     assert language_for(question, policy) == language
     text, other = _TEXT[language], _TEXT["en" if language == "zh" else "zh"]
     a = assemble(question, [COFFEE], policy)
-    assert a.messages[0] == {"role": "system", "content": text["system_memory"]}
+    assert a.messages[0] == {"role": "system", "content": text["system"]}
     assert a.messages[-1]["content"].startswith(text["intro"] + "\n")
     assert a.messages[-1]["content"].endswith(f"\n\n{text['question']}{question}")
     assert other["intro"] not in str(a.messages) and other["system"] not in str(a.messages)
