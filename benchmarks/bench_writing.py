@@ -156,7 +156,15 @@ def set_decide(spec: str) -> None:
             options[key] = value
     options["compare_min"] = floors
     print(f"decide: {options}")
-    writing.decide = functools.partial(writing.decide, **options)  # type: ignore[assignment]
+    how = options.pop("how", None)
+    chosen = functools.partial(writing.decide, **options)
+
+    def decide(proposal: Any, memory: Any, llm: Any, **kw: Any) -> Any:
+        if how is not None:  # write() passes the default how: the experiment's wins
+            kw["how"] = how
+        return chosen(proposal, memory, llm, **kw)
+
+    writing.decide = decide  # type: ignore[assignment]
 
 
 def rates(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -196,7 +204,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--split", choices=["tune", "test", "all"], default="test")
     parser.add_argument("--limit", type=int, help="the first N conversations of each language")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--decide", default="", help="options for writing.decide, e.g. how=pick,pool=3,zh=0.86,en=0.82")
+    parser.add_argument("--decide", default="", help="options for writing.decide, e.g. how=first (the model may update; default off), how=pick,pool=3,zh=0.86,en=0.82")
     parser.add_argument("--worth", type=float, help="P(yes) a proposal needs in the second look (0: off)")
     parser.add_argument("--reuse", type=Path, help="take the extraction replies from this results file")
     args = parser.parse_args(argv)

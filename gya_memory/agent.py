@@ -278,14 +278,17 @@ class MemoryAgent:
                      gate=decisions, kind=kind, replaced=replaced)
 
     def remember(self, messages: Sequence[dict[str, Any]], *, session_id: str,
-                 when: Any) -> Any:
+                 when: Any, how: str | None = None) -> Any:
         """Write what the user said in one session into the memory: the chat model proposes
-        facts, each is compared with the closest stored ones and added, updated (the old
-        version kept as history) or skipped (:func:`gya_memory.writing.remember`). Returns
-        the :class:`~gya_memory.writing.WriteReport` of every decision."""
-        from .writing import remember
+        facts; each is added, or skipped as a word-for-word repeat. With ``how`` set (e.g.
+        ``"first"``) the model also compares each with the closest stored ones and may
+        update one (the old version kept as history); off by default, see
+        :data:`gya_memory.writing.HOW` (:func:`gya_memory.writing.remember`). Returns the
+        :class:`~gya_memory.writing.WriteReport` of every decision."""
+        from .writing import HOW, remember
 
-        return remember(self.memory, self.llm, messages, session_id=session_id, when=when)
+        return remember(self.memory, self.llm, messages, session_id=session_id, when=when,
+                        how=how or HOW)  # type: ignore[arg-type]
 
     def _ask_with_tool(self, question: str, policy: Policy,
                        history: Sequence[dict[str, str]]) -> Trace:

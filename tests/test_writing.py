@@ -180,16 +180,40 @@ def test_a_word_for_word_repeat_is_skipped_without_asking_the_model(memory: Sema
 
 @pytest.mark.parametrize(("verdict", "action"), [("same", "skip"), ("replaces", "update"), ("new", "add")])
 def test_the_models_comparison_decides(memory: SemanticMemory, verdict: str, action: str) -> None:
-    d = decide(Proposal("最近在戒咖啡", "user", 0), memory, Comparing(verdict=verdict), compare_min=0.5)
+    d = decide(Proposal("最近在戒咖啡", "user", 0), memory, Comparing(verdict=verdict), compare_min=0.5,
+               how="first")
     assert d.action == action
     assert d.compared[0][0] == "每天喝三杯咖啡"  # what it was compared with is kept
     if action == "update":
         assert d.replaced == "每天喝三杯咖啡"
 
 
+def test_by_default_the_model_never_replaces_a_memory(memory: SemanticMemory) -> None:
+    """Updates are off (writing.HOW): on the tuning split every update the 1.5B model made
+    replaced the wrong memory. A close new fact is added beside the old one, unasked."""
+    llm = Comparing('{"fact": "最近在戒咖啡", "about": "user", "turn": 0}', verdict="replaces")
+    d = decide(Proposal("最近在戒咖啡", "user", 0), memory, llm, compare_min=0.5)
+    assert (d.action, d.replaced) == ("add", None) and "updates are off" in d.reason
+    assert llm.compared == [] and llm.picked == []
+    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY)
+    assert report.counts().get("update", 0) == 0
+    assert {"每天喝三杯咖啡", "最近在戒咖啡"} <= {m.text for m in memory.all()}
+    assert history_of(memory).all() == []
+
+
+def test_an_unknown_way_to_decide_is_refused_before_anything_is_written(memory: SemanticMemory) -> None:
+    llm = Comparing('{"fact": "最近在戒咖啡", "about": "user", "turn": 0}')
+    before = sorted(m.text for m in memory.all())
+    for call in (lambda: decide(Proposal("最近在戒咖啡", "user", 0), memory, llm, how="maybe"),  # type: ignore[arg-type]
+                 lambda: remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how="maybe")):  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="how must be one of off, first"):
+            call()
+    assert sorted(m.text for m in memory.all()) == before
+
+
 def test_a_fact_about_someone_else_is_never_the_same_as_the_users(memory: SemanticMemory) -> None:
     llm = Comparing(verdict="same")
-    d = decide(Proposal("在杭州读研", "user", 0), memory, llm, compare_min=0.5)
+    d = decide(Proposal("在杭州读研", "user", 0), memory, llm, compare_min=0.5, how="first")
     assert "妹妹小雨在杭州读研" not in " ".join(llm.compared)
     assert d.action in ("add", "skip")
 
@@ -231,7 +255,7 @@ def test_the_second_look_drops_what_is_not_worth_keeping_and_says_why() -> None:
 
 def test_a_report_reads_as_a_table_of_decisions(memory: SemanticMemory) -> None:
     llm = Comparing('{"fact": "最近在戒咖啡", "turn": 0}\n{"fact": 坏', verdict="replaces")
-    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY)
+    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how="first")
     rows = report.rows()
     assert [r["action"] for r in rows][-1] == "dropped"
     assert rows[0]["memory"] == "最近在戒咖啡" and rows[0]["closest stored"].endswith("每天喝三杯咖啡")
@@ -240,7 +264,7 @@ def test_a_report_reads_as_a_table_of_decisions(memory: SemanticMemory) -> None:
 
 def test_remember_adds_updates_and_keeps_the_old_version_as_history(memory: SemanticMemory) -> None:
     llm = Comparing('{"fact": "最近在戒咖啡", "about": "user", "turn": 0}', verdict="replaces")
-    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY)
+    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how="first")
     assert report.counts()["update"] == 1
     texts = {m.text for m in memory.all()}
     assert "最近在戒咖啡" in texts and "每天喝三杯咖啡" not in texts
@@ -296,3 +320,12 @@ def test_the_agent_writes_through_the_same_path(memory: SemanticMemory) -> None:
     report = MemoryAgent(memory, llm).remember(SESSION, session_id="s3", when=MONDAY)  # type: ignore[arg-type]
     assert [d.action for d in report.decisions] == ["add"]
     assert "下周三（2026-03-11）要去深圳出差" in {m.text for m in memory.all()}
+
+
+def test_the_agent_passes_how_on(memory: SemanticMemory) -> None:
+    from gya_memory.agent import MemoryAgent
+
+    llm = Comparing('{"fact": "最近在戒咖啡", "about": "user", "turn": 0}', verdict="replaces")
+    agent = MemoryAgent(memory, llm)  # type: ignore[arg-type]
+    assert agent.remember(SESSION, session_id="s3", when=MONDAY, how="first").counts()["update"] == 1
+    assert [m.text for m in history_of(memory).all()] == ["每天喝三杯咖啡"]
