@@ -488,6 +488,11 @@ HOWS: tuple[str, ...] = ("off", "first", "best", "pick", "yesno")
 HOW: How = "off"
 
 
+def _check_how(how: str) -> None:
+    if how not in HOWS:
+        raise ValueError(f"how must be one of {', '.join(HOWS)}, got {how!r}")
+
+
 def _person(about: str, text: str) -> str:
     """The key of whom a memory is about: ``user`` or a relation (``女儿``, ``cat``)."""
     from .about import about_of
@@ -509,8 +514,7 @@ def decide(proposal: Proposal, memory: Any, llm: Any, *, compare_min: float | Ma
     new note is about, then compares that one."""
     from .gate import about_of_hit
 
-    if how not in HOWS:
-        raise ValueError(f"how must be one of {', '.join(HOWS)}, got {how!r}")
+    _check_how(how)
     floor = compare_min if isinstance(compare_min, float) else compare_min[language_of(proposal.text)]
     close = memory.candidates(proposal.text, top_k=max(pool, 3) + 2)
     compared = tuple((h.text, round(float(h.score), 4)) for h in close)
@@ -586,8 +590,7 @@ def write(memory: Any, llm: Any, proposals: Sequence[Proposal], *, session_id: s
     ``memory``: a crash in between leaves it in both places, never in neither."""
     if not isinstance(session_id, str) or not session_id.strip():
         raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
-    if how not in HOWS:
-        raise ValueError(f"how must be one of {', '.join(HOWS)}, got {how!r}")
+    _check_how(how)
     today = _when(when)
     decisions = []
     for proposal in proposals:
@@ -619,8 +622,7 @@ def remember(memory: Any, llm: Any, messages: Sequence[Mapping[str, Any]], *, se
 
     if not isinstance(session_id, str) or not session_id.strip():
         raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
-    if how not in HOWS:
-        raise ValueError(f"how must be one of {', '.join(HOWS)}, got {how!r}")
+    _check_how(how)
     today = _when(when)
     t0 = time.perf_counter()
     raw, proposals, dropped = propose(llm, messages, today)
