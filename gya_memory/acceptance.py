@@ -292,12 +292,13 @@ def rates_table(answers: Sequence[Answer], by_id: dict[str, Scenario]) -> Any:
 
 def classifier_table(scenarios: Sequence[Scenario]) -> Any:
     """The question-kind rule against the labelled kinds, per language: a confusion table
-    (true kinds down, predicted across) and its accuracy in ``.attrs``."""
+    (true kinds down, predicted across) and its accuracy in ``.attrs``. The rule is given the
+    scenario's memories as ``known`` (the agent gives it retrieval's candidates)."""
     import pandas as pd
 
     from .questions import question_kind
 
-    pairs = [(s.lang, kind, question_kind(q)) for s in scenarios
+    pairs = [(s.lang, kind, question_kind(q, known=[m.text for m in s.memories])) for s in scenarios
              for q, kind in ((s.question, s.question_kind), (s.no_hit_question, s.no_hit_kind),
                              (s.general_question, "general")) if kind]
     table = pd.crosstab([pd.Series([p[0] for p in pairs], name="language"),
@@ -330,10 +331,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1,
                         help="every N-th scenario of each part (a fixed sample)")
     parser.add_argument("--json", type=Path, help="write every answer here")
+    parser.add_argument("--advice-rank", choices=["cosine", "reader"],
+                        help="the gate's ranking of advice candidates (default: the gate's)")
     args = parser.parse_args(argv)
 
     from .agent import MemoryAgent
     from .embeddings import get_embedder
+    from .gate import Gate
     from .llm import get_llm
     from .scenarios import store_scenarios
 
@@ -354,7 +358,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {a.scenario} {a.condition:13} {a.outcome:15} {a.seconds:5.1f} s  "
               f"{a.answer[:70]!r}", flush=True)
 
-    answers = run(scenarios, stores, lambda m: MemoryAgent(m, llm),
+    gate = Gate() if args.advice_rank is None else Gate(advice_rank=args.advice_rank)
+    answers = run(scenarios, stores, lambda m: MemoryAgent(m, llm, gate=gate),
                   [c for c in args.conditions.split(",") if c], progress=show)
     by_id = {s.id: s for s in scenarios}
     print("\n" + rates_table(answers, by_id).to_string())

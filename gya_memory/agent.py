@@ -250,6 +250,8 @@ class MemoryAgent:
         kind = question_kind(question)  # picks the model's check and the no-hit note
         if trigger == "program":
             candidates = self.candidates_for(question, policy)
+            # a name the question shares with the user's memories makes it the user's own
+            kind = question_kind(question, known=[h.text for h in candidates])
             t_retrieved = time.perf_counter()
             kept, decisions = self.screen(question, candidates, policy=policy, kind=kind)
             policy = self._policy_for(question, policy)

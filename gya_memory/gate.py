@@ -64,6 +64,12 @@ RECALL_FLOOR_BY_LANGUAGE: dict[str, dict[str, float]] = {
 JUDGE_MIN = 0.3
 FACT_MIN = 0.98
 GENERAL_MIN = 0.9
+# Which advice candidates fill the judge's pool: the best by cosine, or the best by the
+# reader's 1 - P(unknown) ("can this one fact answer the question?"), which ranked the
+# relevant memory of an advice question first more often than cosine or the judge did on the
+# tuning split (README, "The acceptance check"). The reader reads every candidate that passed
+# the free checks: about 0.5 s each.
+ADVICE_RANK = "cosine"
 
 
 class ProbabilityModel(Protocol):
@@ -116,10 +122,13 @@ class Gate:
     about: bool = True
     rules: bool = True
     judge_language: Literal["question", "en"] = "question"
+    advice_rank: Literal["cosine", "reader"] = ADVICE_RANK
 
     def __post_init__(self) -> None:
         if self.judge_language not in ("question", "en"):
             raise ValueError(f"judge_language must be 'question' or 'en', got {self.judge_language!r}")
+        if self.advice_rank not in ("cosine", "reader"):
+            raise ValueError(f"advice_rank must be 'cosine' or 'reader', got {self.advice_rank!r}")
         if self.pool is not None and not is_int(self.pool, low=1):
             raise ValueError(f"pool must be a whole number of at least 1, got {self.pool!r}")
         for name in ("floor", "judge_min", "fact_min", "general_min"):
@@ -138,30 +147,27 @@ class Gate:
         gate has none of its own; ``judge`` is the chat model, if the model step runs;
         ``pool`` is used when the gate has none of its own (an agent passes its ``top_k``);
         ``kind`` is the question's kind (``None``: :func:`questions.question_kind`)."""
-        from .about import fits
         from .questions import question_kind
-        from .slots import missing_slot, plan_asked_as_done
 
         floor = self.floor if self.floor is not None else floor
         pool = self.pool if self.pool is not None else (pool or 3)
-        kind = kind or question_kind(question)
+        kind = kind or question_kind(question, known=[h.text for h in hits])
         language = "en" if self.judge_language == "en" else None
         decisions: list[GateDecision] = []
         judged = 0
-        for hit in sorted(hits, key=lambda h: -float(h.score)):
+        ranked = sorted(hits, key=lambda h: -float(h.score))
+        read: dict[int, float] = {}
+        if kind == "advice" and self.advice_rank == "reader" and judge is not None \
+                and self.judge_min is not None:
+            # the reader ranks the candidates the free checks keep; the pool takes its best
+            read = {id(h): reader_relevance(judge, question, h.text, language=language)
+                    for h in ranked if self._free_check(question, h, floor, kind) is None}
+            ranked.sort(key=lambda h: -read.get(id(h), -1.0))
+        for hit in ranked:
             # the free checks first, so a look-alike they drop leaves its place in the pool
-            # the slot rules read one short statement; a raw chat turn mixes plans, questions
-            # and facts (at real sizes they dropped real evidence: README, "Recall at real sizes")
-            rules = self.rules and kind == "fact" and len(hit.text) <= MAX_FACT_CHARS
-            slot = missing_slot(question, hit.text) if rules else None
-            if float(hit.score) < floor:
-                decisions.append(GateDecision(hit, False, "below floor"))
-            elif self.about and not fits(about_of_hit(hit), question, kind):
-                decisions.append(GateDecision(hit, False, f"about: {about_of_hit(hit)}"))
-            elif slot:
-                decisions.append(GateDecision(hit, False, f"asks for {slot}"))
-            elif rules and plan_asked_as_done(question, hit.text):
-                decisions.append(GateDecision(hit, False, "a plan asked as done"))
+            dropped = self._free_check(question, hit, floor, kind)
+            if dropped is not None:
+                decisions.append(GateDecision(hit, False, dropped))
             elif judged >= pool:
                 decisions.append(GateDecision(hit, False, "over pool"))
             elif judge is None or self.judge_min is None:
@@ -179,6 +185,25 @@ class Gate:
                 ok = p >= (self.judge_min if kind == "advice" else self.general_min)
                 decisions.append(GateDecision(hit, ok, "passed" if ok else "judge: no", p, "judge"))
         return decisions
+
+    def _free_check(self, question: str, hit: Any, floor: float, kind: str) -> str | None:
+        """Why a free check drops ``hit`` (floor, whose fact, the asked detail), or None."""
+        from .about import fits
+        from .slots import missing_slot, plan_asked_as_done
+
+        # the slot rules read one short statement; a raw chat turn mixes plans, questions
+        # and facts (at real sizes they dropped real evidence: README, "Recall at real sizes")
+        rules = self.rules and kind == "fact" and len(hit.text) <= MAX_FACT_CHARS
+        slot = missing_slot(question, hit.text) if rules else None
+        if float(hit.score) < floor:
+            return "below floor"
+        if self.about and not fits(about_of_hit(hit), question, kind):
+            return f"about: {about_of_hit(hit)}"
+        if slot:
+            return f"asks for {slot}"
+        if rules and plan_asked_as_done(question, hit.text):
+            return "a plan asked as done"
+        return None
 
 
 def about_of_hit(hit: Any) -> str:

@@ -17,6 +17,14 @@ fact; a question that asks for a judgement or a plan ("能…吗", "该…", "�
 Two exceptions: someone asking the user for a fact of theirs ("保安问我车是什么牌子，我该怎么说？",
 "she's asking what I take. What should I tell her?") is a fact, and so is anything with 来着;
 "How much/long/often should I …?" with no my/me is general knowledge ("How much should I tip?").
+
+A question with no 我 / my can still be about the user's world: "豆豆现在吃的是哪个牌子的狗粮？",
+"What brand is Farah's lunchbox?" name the user's dog and daughter. Read alone, they look
+general, and with nothing stored the model then makes an answer up ("Farah's lunchbox is made
+by…"). Given the texts of the user's memories (``known``), a name the question shares with
+them (a capitalised word in English, 豆豆 / 老郑 / 小宝 in Chinese) is read as the user's own
+("my Farah", "我家豆豆") and the rule runs again. A place after a preposition ("visit Bali")
+is not taken for a name.
 Its errors are measured on the evaluation set (``evaluation.classifier_table``); the cost
 of one is small by design: retrieval runs for every kind, so the kind only picks the words
 of the no-hit answer.
@@ -27,11 +35,14 @@ of the no-hit answer.
 ('fact', 'advice')
 >>> question_kind("How long should you boil an egg for a runny yolk?")
 'general'
+>>> question_kind("What brand is Farah's lunchbox?"), question_kind("What brand is Farah's lunchbox?", known=["Bought Farah a purple backpack"])
+('general', 'fact')
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 Kind = Literal["fact", "advice", "general"]
@@ -88,11 +99,57 @@ _ADVICE_EN = re.compile(
 )
 
 
-def question_kind(question: str) -> Kind:
-    """``"fact"``, ``"advice"`` or ``"general"`` (see the module docstring)."""
+# Names: a capitalised word inside an English sentence (not after a preposition: "in Bali" is
+# a place), and in Chinese the common forms of a pet's or a person's name (豆豆, 老郑, 小宝).
+_EN_NAME = re.compile(r"(?<!\S)(?=(\S+) ([A-Z][a-z]+)\b(?!-))")  # (the word before, the name)
+_PLACE_BEFORE = frozenset("in to at from into near visit visiting via across".split())
+_NOT_NAMES = frozenset("I Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February "
+                       "March April May June July August September October November December".split())
+_ZH_NAME = re.compile(r"([\u4e00-\u9fff])\1|[老小阿][\u4e00-\u9fff]")
+_ZH_NOT_NAMES = frozenset("天天 常常 刚刚 慢慢 渐渐 偏偏 往往 稍稍 好好 明明 仅仅 纷纷 多多 少少 早早 统统 "
+                          "处处 人人 个个 样样 时时 年年 月月 步步 宝宝 小时 小区 小心 小孩 小学 小吃 小朋 "
+                          "小型 小于 小便 小说 小组 老师 老人 老家 老板 老公 老婆 老年 老是 老化 老鼠 阿姨".split())
+
+
+def names_in(question: str) -> list[str]:
+    """Words of ``question`` that read as a name (see the module docstring).
+
+    >>> names_in("What brand is Farah's lunchbox?"), names_in("老郑家的猫叫什么名字？")
+    (['Farah'], ['老郑'])
+    >>> names_in("What's the best month to visit Bali?"), names_in("我天天跑步")
+    ([], [])
+    """
+    found = [m.group(2) for m in _EN_NAME.finditer(question)
+             if m.group(1)[-1] in "abcdefghijklmnopqrstuvwxyz,;:"
+             and m.group(1).lower() not in _PLACE_BEFORE and m.group(2) not in _NOT_NAMES]
+    found += [m.group(0) for m in _ZH_NAME.finditer(question) if m.group(0) not in _ZH_NOT_NAMES]
+    return list(dict.fromkeys(found))
+
+
+def _named_in(name: str, texts: Sequence[str]) -> bool:
+    if name.isascii():
+        return any(re.search(rf"\b{re.escape(name)}\b", t) for t in texts)
+    return any(name in t for t in texts)
+
+
+def question_kind(question: str, known: Sequence[str] = ()) -> Kind:
+    """``"fact"``, ``"advice"`` or ``"general"`` (see the module docstring). ``known``: the
+    texts of the user's memories (retrieval's candidates), for names the question shares
+    with them."""
     if not isinstance(question, str) or not question.strip():
         raise ValueError("question is empty")
     q = " ".join(question.split())
+    kind = _kind(q)
+    if kind != "general" or not known:
+        return kind
+    shared = [n for n in names_in(q) if _named_in(n, known)]
+    for name in shared:  # the user's own: "my Farah", "我家豆豆"
+        q = (re.sub(rf"\b{re.escape(name)}\b", f"my {name}", q, count=1) if name.isascii()
+             else q.replace(name, "我家" + name, 1))
+    return _kind(q) if shared else kind
+
+
+def _kind(q: str) -> Kind:
     q = re.sub(r"\bUS\b", "USA", q)  # the country, not "us"
     zh = _PERSONAL_ZH.search(q) is not None
     personal = zh or _PERSONAL_EN.search(q) is not None

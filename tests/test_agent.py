@@ -920,3 +920,23 @@ def test_nothing_passed_sends_the_note_of_the_questions_kind(question: str, lang
     assert llm.calls[0]["messages"] == [{"role": "system", "content": _TEXT[language]["system"]},
                                         {"role": "user", "content": expected}]
     assert fact.text not in str(llm.calls[0]["messages"])
+
+
+def test_a_name_the_candidates_share_makes_a_question_the_users_own() -> None:
+    # "What brand is Farah's lunchbox?" alone reads as general; Farah is in a memory, so it is
+    # a fact question: the reader weighs the look-alike, and with nothing passed the fact note
+    # follows the question (and the guard replaces a guess)
+    question = "What brand is Farah's lunchbox?"
+    look_alike = "Bought Farah a purple JanSport backpack for school"
+    fake = FakeMemory([Hit("a", 0.9, look_alike, {})], threshold=0.5)
+    llm = JudgingLLM(say("It is a Bentgo."), p_yes={look_alike: FAIL})
+    trace = MemoryAgent(fake, llm).ask(question)
+    assert question_kind(question) == "general" and trace.kind == "fact"
+    assert llm.is_reader(llm.judged[0]) and trace.assembly.no_hit
+    assert llm.calls[0]["messages"][-1]["content"] == f"{question}\n\n{NO_HIT_EN}"
+    assert trace.replaced == "It is a Bentgo." and trace.answer != trace.replaced
+    # no such name among the candidates: still a general question, no note
+    fake = FakeMemory([Hit("a", 0.9, "Works as a veterinary technician", {})], threshold=0.5)
+    llm = JudgingLLM(say("Bentgo is a popular brand."), default=FAIL)
+    trace = MemoryAgent(fake, llm).ask(question)
+    assert trace.kind == "general" and llm.calls[-1]["messages"][-1]["content"] == question

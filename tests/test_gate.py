@@ -492,3 +492,36 @@ def test_answers_between_judgements_do_not_change_them() -> None:
     finally:
         model.close()
     assert second == first
+
+
+def test_advice_rank_reader_fills_the_pool_with_the_readers_best() -> None:
+    # four advice candidates by cosine d > a > b > c; the reader likes b and c best; pool 2
+    question = "Can I have the cheesecake?"
+    reader_p = {"d": 0.05, "a": 0.10, "b": 0.60, "c": 0.40}
+
+    def table(fact: str) -> Mapping[str, float]:
+        return {"unknown": 1 - reader_p[fact], "yes": 0.9, "no": 0.1}
+
+    model = Probs(table)
+    decisions = Gate(pool=2, advice_rank="reader").apply(question, HITS, floor=0.5, judge=model)
+    assert model.readers == [True] * 4 + [False] * 2  # the reader reads all, the judge its pool
+    assert [fact_of(m) for m in model.prompts[4:]] == ["b", "c"]
+    assert {d.hit.text: d.reason for d in decisions} == {
+        "b": "passed", "c": "passed", "d": "over pool", "a": "over pool"}
+    # cosine (the default) judges the two best by cosine, and never asks the reader
+    model = Probs(table)
+    decisions = Gate(pool=2).apply(question, HITS, floor=0.5, judge=model)
+    assert model.readers == [False, False] and [h.text for h in passed(decisions)] == ["d", "a"]
+
+
+def test_advice_rank_reader_skips_what_the_free_checks_drop_and_other_kinds() -> None:
+    model = Probs({"unknown": 0.5, "yes": 0.9, "no": 0.1})
+    # c is below the floor: the reader never reads it
+    Gate(pool=3, advice_rank="reader").apply("Can I have the cheesecake?", HITS, floor=0.85,
+                                             judge=model)
+    assert sum(model.readers) == 3
+    model = Probs({"unknown": 0.5, "yes": 0.9, "no": 0.1})
+    Gate(pool=3, advice_rank="reader").apply("How do vaccines work?", HITS, floor=0.5, judge=model)
+    assert not any(model.readers)  # a general question: the judge only
+    with pytest.raises(ValueError, match="advice_rank"):
+        Gate(advice_rank="judge")  # type: ignore[arg-type]

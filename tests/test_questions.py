@@ -97,3 +97,33 @@ def test_a_how_much_question_with_a_generic_i_is_general() -> None:
     assert question_kind("How often should I water a cactus?") == "general"
     # my / me make it personal again
     assert question_kind("How much should I budget for my wedding?") == "advice"
+
+
+# -- names the user's memories share (written for these tests) ------------------------------
+NAMED = [
+    # (question, a memory of the user's that names the same one, the kind with it)
+    ("What school does Milo go to now?", "Son Milo started year 3 in September", "fact"),
+    ("Which vet does Pepper see?", "Adopted a beagle called Pepper in 2024", "fact"),
+    ("Is it fine if Pepper comes along to the picnic?", "Adopted a beagle called Pepper", "advice"),
+    ("球球平时吃什么牌子的猫粮？", "家里有只三岁的英短，叫球球", "fact"),
+    ("老周的女儿在哪上大学？", "老周是我大学室友，现在在杭州", "fact"),
+]
+
+
+@pytest.mark.parametrize("question,memory,kind", NAMED)
+def test_a_name_from_the_users_memories_makes_a_question_the_users_own(
+        question: str, memory: str, kind: str) -> None:
+    assert question_kind(question) == "general"  # read alone
+    assert question_kind(question, known=[memory]) == kind
+    assert question_kind(question, known=["Works as a nurse", "在银行上班"]) == "general"
+
+
+def test_places_and_common_words_are_not_names() -> None:
+    from gya_memory.questions import names_in
+
+    assert names_in("What's the best month to visit Bali for dry weather?") == []
+    assert names_in("Why is Wi-Fi slower upstairs?") == []
+    assert names_in("What should I do on Monday in May?") == []
+    assert names_in("孩子天天看手机怎么办？") == [] and names_in("老师布置的作业太多怎么办？") == []
+    # a general question stays general when its place is in a memory
+    assert question_kind("When is the dry season in Bali?", known=["Honeymoon in Bali"]) == "general"
