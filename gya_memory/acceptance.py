@@ -333,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every answer here")
     parser.add_argument("--advice-rank", choices=["cosine", "reader"],
                         help="the gate's ranking of advice candidates (default: the gate's)")
+    parser.add_argument("--recall", choices=["dense", "hybrid"], default="dense",
+                        help="the agent's candidates: dense (the default) or hybrid")
     args = parser.parse_args(argv)
 
     from .agent import MemoryAgent
@@ -359,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{a.answer[:70]!r}", flush=True)
 
     gate = Gate() if args.advice_rank is None else Gate(advice_rank=args.advice_rank)
-    answers = run(scenarios, stores, lambda m: MemoryAgent(m, llm, gate=gate),
+    answers = run(scenarios, stores, lambda m: MemoryAgent(m, llm, gate=gate, recall=args.recall),
                   [c for c in args.conditions.split(",") if c], progress=show)
     by_id = {s.id: s for s in scenarios}
     print("\n" + rates_table(answers, by_id).to_string())

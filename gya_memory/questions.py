@@ -53,14 +53,17 @@ _PERSONAL_ZH = re.compile(r"[我咱]|^(想|打算|准备|计划)|来着|家里")
 _PERSONAL_EN = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|our|us)\b", re.I)
 
 # Asking for a stored fact. Chinese: a question word with 我/我的 before it, or 来着 / 记得 /
-# 是不是 of the past; English: wh-words about my things, did/have/am I, do I have.
+# 是不是 of the past; English: wh-words about my things, did/have/am I, do I have. "when" asks
+# only as a question word (at the start, or "when did/is …"), not as a conjunction ("is it
+# normal for my knees to crack when I squat?"), as in the slot rules.
 _FACT_ZH = re.compile(
     r"来着|还记得|记不记得|你知道我|提醒我一下|"
     r"我(的|家|们家|们)?[^，,。？?！!]{0,14}(什么|啥|哪|几|多少|谁|多大|多久|多长|多高|多重|是不是|有没有)|"
     r"我(是不是|有没有|是否|去没去|去过|做过|买过|报过|参加过|考过|吃过)[^，,。？?！!]{0,16}[吗？?]"
 )
 _FACT_EN = re.compile(
-    r"\b(what|what's|which|where|when|who|who's|whose|how many|how much|how old|how long|how tall)\b"
+    r"(\b(what|what's|which|where|who|who's|whose|how many|how much|how old|how long|how tall)\b"
+    r"|(^|[.?!,;]\s*)when\b|\bwhen (do|did|does|is|are|was|were|will|am|have|has)\b)"
     r"[^.?!]{0,40}\b(my|mine|i|i've|i'm|we|our|us)\b"
     r"|^\s*(do|did|does|have|has|am|was|were|is|are)\s+(i|my|we|our)\b"
     r"|\bremind me\b|\bdo you (remember|know) (what|which|where|when|who|my|if i)\b",

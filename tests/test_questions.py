@@ -127,3 +127,10 @@ def test_places_and_common_words_are_not_names() -> None:
     assert names_in("孩子天天看手机怎么办？") == [] and names_in("老师布置的作业太多怎么办？") == []
     # a general question stays general when its place is in a memory
     assert question_kind("When is the dry season in Bali?", known=["Honeymoon in Bali"]) == "general"
+
+
+def test_when_as_a_conjunction_does_not_ask_for_a_fact() -> None:
+    # "when I squat" is not "when did I …": a question about the body, not a stored fact
+    assert question_kind("Is it normal for my back to ache when I sit all day?") != "fact"
+    assert question_kind("When is my passport due to expire?") == "fact"
+    assert question_kind("So, when did I last see the dentist?") == "fact"
