@@ -247,10 +247,10 @@ class MemoryAgent:
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         decisions: list[GateDecision] = []
-        kind = question_kind(question)  # picks the model's check and the no-hit note
         if trigger == "program":
             candidates = self.candidates_for(question, policy)
-            # a name the question shares with the user's memories makes it the user's own
+            # the kind picks the model's check and the no-hit note; a name the question
+            # shares with the user's memories makes it the user's own
             kind = question_kind(question, known=[h.text for h in candidates])
             t_retrieved = time.perf_counter()
             kept, decisions = self.screen(question, candidates, policy=policy, kind=kind)
@@ -258,6 +258,7 @@ class MemoryAgent:
             timings["retrieve"] = t_retrieved - t0
             timings["gate"] = time.perf_counter() - t_retrieved
         else:
+            kind = question_kind(question)
             candidates, kept, policy = [], [], replace(policy, no_hit="omit")
             timings["retrieve"] = 0.0
         t1 = time.perf_counter()
