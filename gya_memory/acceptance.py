@@ -322,6 +322,8 @@ def about_table(scenarios: Sequence[Scenario]) -> dict[str, float]:
 
 # -- the command line -----------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
+    from .gate import ADVICE_RANK, Gate
+
     parser = argparse.ArgumentParser(prog="python -m gya_memory.acceptance",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=[*SPLITS, "all"], default="test")
@@ -331,15 +333,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1,
                         help="every N-th scenario of each part (a fixed sample)")
     parser.add_argument("--json", type=Path, help="write every answer here")
-    parser.add_argument("--advice-rank", choices=["cosine", "reader"],
-                        help="the gate's ranking of advice candidates (default: the gate's)")
+    parser.add_argument("--advice-rank", choices=["cosine", "reader"], default=ADVICE_RANK,
+                        help="the gate's ranking of advice candidates (default: %(default)s)")
     parser.add_argument("--recall", choices=["dense", "hybrid"], default="dense",
                         help="the agent's candidates: dense (the default) or hybrid")
     args = parser.parse_args(argv)
 
     from .agent import MemoryAgent
     from .embeddings import get_embedder
-    from .gate import Gate
     from .llm import get_llm
     from .scenarios import store_scenarios
 
@@ -360,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {a.scenario} {a.condition:13} {a.outcome:15} {a.seconds:5.1f} s  "
               f"{a.answer[:70]!r}", flush=True)
 
-    gate = Gate() if args.advice_rank is None else Gate(advice_rank=args.advice_rank)
+    gate = Gate(advice_rank=args.advice_rank)
     answers = run(scenarios, stores, lambda m: MemoryAgent(m, llm, gate=gate, recall=args.recall),
                   [c for c in args.conditions.split(",") if c], progress=show)
     by_id = {s.id: s for s in scenarios}

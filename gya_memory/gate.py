@@ -157,16 +157,16 @@ class Gate:
         decisions: list[GateDecision] = []
         judged = 0
         ranked = sorted(hits, key=lambda h: -float(h.score))
-        read: dict[int, float] = {}
+        # the free checks first, so a look-alike they drop leaves its place in the pool
+        drops = {id(h): self._free_check(question, h, floor, kind) for h in ranked}
         if kind == "advice" and self.advice_rank == "reader" and judge is not None \
                 and self.judge_min is not None:
             # the reader ranks the candidates the free checks keep; the pool takes its best
             read = {id(h): reader_relevance(judge, question, h.text, language=language)
-                    for h in ranked if self._free_check(question, h, floor, kind) is None}
+                    for h in ranked if drops[id(h)] is None}
             ranked.sort(key=lambda h: -read.get(id(h), -1.0))
         for hit in ranked:
-            # the free checks first, so a look-alike they drop leaves its place in the pool
-            dropped = self._free_check(question, hit, floor, kind)
+            dropped = drops[id(hit)]
             if dropped is not None:
                 decisions.append(GateDecision(hit, False, dropped))
             elif judged >= pool:

@@ -104,7 +104,7 @@ _ADVICE_EN = re.compile(
 
 # Names: a capitalised word inside an English sentence (not after a preposition: "in Bali" is
 # a place), and in Chinese the common forms of a pet's or a person's name (豆豆, 老郑, 小宝).
-_EN_NAME = re.compile(r"(?<!\S)(?=(\S+) ([A-Z][a-z]+)\b(?!-))")  # (the word before, the name)
+_EN_NAME = re.compile(r"(?<!\S)(?=(\S*[a-z,;:]) ([A-Z][a-z]+)\b(?!-))")  # (word before, name)
 _PLACE_BEFORE = frozenset("in to at from into near visit visiting via across".split())
 _NOT_NAMES = frozenset("I Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February "
                        "March April May June July August September October November December".split())
@@ -123,8 +123,7 @@ def names_in(question: str) -> list[str]:
     ([], [])
     """
     found = [m.group(2) for m in _EN_NAME.finditer(question)
-             if m.group(1)[-1] in "abcdefghijklmnopqrstuvwxyz,;:"
-             and m.group(1).lower() not in _PLACE_BEFORE and m.group(2) not in _NOT_NAMES]
+             if m.group(1).lower() not in _PLACE_BEFORE and m.group(2) not in _NOT_NAMES]
     found += [m.group(0) for m in _ZH_NAME.finditer(question) if m.group(0) not in _ZH_NOT_NAMES]
     return list(dict.fromkeys(found))
 
