@@ -34,7 +34,8 @@ Each module holds one idea from the series and can be read on its own:
                    (``scenarios``: the evaluation sets; ``gate_features``: scores tried for the gate)
 - ``acceptance``   the article's acceptance check, five conditions, on the acceptance set
 - ``writing``      from conversation to memory: extract facts, compare, add / update / skip
-                   (``dates``: relative dates resolved against the session date)
+                   (``dates``: relative dates resolved against the session date;
+                   ``changes``: which stored fact a new one replaces, by rule)
 - ``experiments``  the placement experiment
 - ``procedural``   procedural memory (程序记忆): recipes you find and call, per user
                    (``procedural_file``: the procedures file, its lock, its records)

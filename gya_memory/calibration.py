@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .calibration_report import CalibrationReport, QueryResult, _group, _leave_one_user_out
+from .calibration_report import CalibrationReport, QueryResult, group_metrics, leave_one_user_out
 from .calibration_report import GroupMetrics as GroupMetrics  # re-exported
 from .config import EMBEDDERS
 from .embeddings import l2_normalise
@@ -67,7 +67,7 @@ from .labelled import Query as Query
 from .labelled import content_tokens as content_tokens
 from .labelled import lexical_overlap as lexical_overlap
 from .scoring import ARTICLE_THRESHOLD as ARTICLE_THRESHOLD  # re-exported
-from .scoring import _as_scores, choose_threshold, rates_at, threshold_for_acceptance
+from .scoring import as_scores, choose_threshold, rates_at, threshold_for_acceptance
 
 if TYPE_CHECKING:  # pandas is imported only when a table is asked for
     from .embeddings import Embedder
@@ -120,8 +120,8 @@ def evaluate_ranker(
         results.append(
             QueryResult(q.id, q.user, q.lang, q.kind, q.text, q.gold, tuple(pairs))
         )
-    positive = _as_scores(r.gold_score for r in results if r.answerable)
-    negative = _as_scores(r.best_score for r in results if not r.answerable)
+    positive = as_scores(r.gold_score for r in results if r.answerable)
+    negative = as_scores(r.best_score for r in results if not r.answerable)
     if threshold is None:
         chosen = choose_threshold(positive, negative, thresholds)
         rule = "max balanced accuracy, middle of the best gap"
@@ -129,9 +129,9 @@ def evaluate_ranker(
         chosen, rule = float(threshold), "given"
     acceptance, rejection = rates_at(positive, negative, chosen)
     acc_article, rej_article = rates_at(positive, negative, ARTICLE_THRESHOLD)
-    heldout = _leave_one_user_out(results)
+    heldout = leave_one_user_out(results)
     keep90 = threshold_for_acceptance(positive, 0.9)
-    overall = _group("all", results, chosen)
+    overall = group_metrics("all", results, chosen)
     langs = [lang for lang in LANGUAGES if any(r.lang == lang for r in results)]
     langs += sorted({r.lang for r in results} - set(langs))
     kinds = [k for k in KINDS if any(r.kind == k for r in results)]
@@ -163,9 +163,9 @@ def evaluate_ranker(
         positive_scores=positive,
         negative_scores=negative,
         by_language={
-            lang: _group(lang, [r for r in results if r.lang == lang], chosen) for lang in langs
+            lang: group_metrics(lang, [r for r in results if r.lang == lang], chosen) for lang in langs
         },
-        by_kind={k: _group(k, [r for r in results if r.kind == k], chosen) for k in kinds},
+        by_kind={k: group_metrics(k, [r for r in results if r.kind == k], chosen) for k in kinds},
         results=tuple(results),
         n_memories=len(labelled.memories),
         n_users=len(labelled.users),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .scoring import ARTICLE_THRESHOLD, _as_scores, choose_threshold, first_rank, rates_at
+from .scoring import ARTICLE_THRESHOLD, as_scores, choose_threshold, first_rank, rates_at
 
 if TYPE_CHECKING:  # pandas is imported only when a table is asked for
     import pandas as pd
@@ -71,7 +71,7 @@ class GroupMetrics:
     rejection: float
 
 
-def _group(name: str, results: Sequence[QueryResult], threshold: float) -> GroupMetrics:
+def group_metrics(name: str, results: Sequence[QueryResult], threshold: float) -> GroupMetrics:
     ans = [r for r in results if r.answerable]
     neg = [r for r in results if not r.answerable]
 
@@ -189,7 +189,7 @@ class CalibrationReport:
         """The metrics as a table: one row for all queries, one per language and per kind."""
         import pandas as pd
 
-        overall = _group("all", self.results, self.threshold)
+        overall = group_metrics("all", self.results, self.threshold)
         groups = [overall, *self.by_language.values(), *self.by_kind.values()]
         frame = pd.DataFrame(
             [
@@ -234,7 +234,7 @@ class CalibrationReport:
         return pd.DataFrame(rows).set_index("query")
 
 
-def _leave_one_user_out(results: Sequence[QueryResult]) -> tuple[float, float]:
+def leave_one_user_out(results: Sequence[QueryResult]) -> tuple[float, float]:
     users = list(dict.fromkeys(r.user for r in results))
     accepted = rejected = n_pos = n_neg = 0
     for user in users:
@@ -244,8 +244,8 @@ def _leave_one_user_out(results: Sequence[QueryResult]) -> tuple[float, float]:
             [r.gold_score for r in train if r.answerable],
             [r.best_score for r in train if not r.answerable],
         )
-        pos = _as_scores(r.gold_score for r in test if r.answerable)
-        neg = _as_scores(r.best_score for r in test if not r.answerable)
+        pos = as_scores(r.gold_score for r in test if r.answerable)
+        neg = as_scores(r.best_score for r in test if not r.answerable)
         accepted += int(np.sum(pos >= t))
         rejected += int(np.sum(neg < t))
         n_pos += pos.size

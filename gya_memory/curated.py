@@ -70,7 +70,7 @@ from .injection import RULES as RULES  # re-exported
 from .injection import Finding as Finding  # re-exported
 from .injection import Rule as Rule  # re-exported
 from .injection import scan as scan  # re-exported
-from .curated_file import ENTRY_DELIMITER, LOCK_TIMEOUT_S, MemoryFile, Usage, _file_lock, _render_block, _screen
+from .curated_file import ENTRY_DELIMITER, LOCK_TIMEOUT_S, MemoryFile, Usage, file_lock, render_entries, screen_entries
 from .curated_file import (  # re-exported: defined in curated_file.py
     BLOCKED as BLOCKED,
     Change as Change,
@@ -127,10 +127,10 @@ class Snapshot:
     user_tag: str = USER_TAG
 
     def memory_block(self) -> str:
-        return _render_block(self.memory_title, self.memory_text, self.memory_usage, self.memory_tag)
+        return render_entries(self.memory_title, self.memory_text, self.memory_usage, self.memory_tag)
 
     def user_block(self) -> str:
-        return _render_block(self.user_title, self.user_text, self.user_usage, self.user_tag)
+        return render_entries(self.user_title, self.user_text, self.user_usage, self.user_tag)
 
     def system_prompt(self, base: str) -> str:
         """``base`` followed by the frozen MEMORY and USER PROFILE blocks.
@@ -249,8 +249,8 @@ class CuratedMemory:
         blank the poisoned ones, and freeze the result for this session's system prompt."""
         now = aware_now(self.clock)
         memory_entries, user_entries = self.memory.entries(), self.user.entries()
-        memory_shown, memory_blocked = _screen(memory_entries)
-        user_shown, user_blocked = _screen(user_entries)
+        memory_shown, memory_blocked = screen_entries(memory_entries)
+        user_shown, user_blocked = screen_entries(user_entries)
         return Snapshot(
             memory_text=ENTRY_DELIMITER.join(memory_shown),
             user_text=ENTRY_DELIMITER.join(user_shown),
@@ -288,8 +288,8 @@ class CuratedMemory:
         removed = len(self.memory.entries()) + len(self.user.entries())
         if not self.folder.exists():
             return 0
-        with _file_lock(self.memory.lock_path, self.memory.lock_timeout, self.memory.name), \
-                _file_lock(self.user.lock_path, self.user.lock_timeout, self.user.name):
+        with file_lock(self.memory.lock_path, self.memory.lock_timeout, self.memory.name), \
+                file_lock(self.user.lock_path, self.user.lock_timeout, self.user.name):
             removed = len(self.memory.entries()) + len(self.user.entries())
             tombstone = self.folder.with_name(f"{_TOMBSTONE}{self.folder.name}-{os.getpid()}-"
                                               f"{time.monotonic_ns()}")

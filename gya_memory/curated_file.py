@@ -18,7 +18,7 @@ from .checks import is_int
 from .checks import check_finite, check_text
 from .fence import fence
 from .files import atomic_write_text, fsync_folder
-from .files import file_lock as _file_lock
+from .files import file_lock as file_lock
 from .files import MemoryLocked as MemoryLocked  # re-exported: defined in files.py
 from .injection import Finding
 from .injection import scan
@@ -162,7 +162,7 @@ BLOCKED = "BLOCKED: this entry looks like a prompt injection and is not shown ({
 """What a poisoned entry (say, from a hand-edited file) becomes in a session snapshot."""
 
 
-def _render_block(title: str, text: str, usage: str, tag: str = "entries") -> str:
+def render_entries(title: str, text: str, usage: str, tag: str = "entries") -> str:
     """A heading, then the entries fenced as data (:mod:`gya_memory.fence`): one ``- `` line
     each, so no entry can forge a heading, a tag or another entry. (Bullets, not numbers:
     the small local model used the profile less reliably when it was numbered.)"""
@@ -170,7 +170,7 @@ def _render_block(title: str, text: str, usage: str, tag: str = "entries") -> st
     return f"## {title} [{usage}]\n{body}"
 
 
-def _screen(entries: list[str]) -> tuple[list[str], list[str]]:
+def screen_entries(entries: list[str]) -> tuple[list[str], list[str]]:
     """Entries with every poisoned one replaced by the :data:`BLOCKED` placeholder, and
     one line per blocked entry saying why."""
     shown, blocked = [], []
@@ -237,7 +237,7 @@ class MemoryFile:
         if not self._stale_temps():
             return 0
         try:
-            with _file_lock(self.lock_path, self.lock_timeout if wait else 0.0, self.name):
+            with file_lock(self.lock_path, self.lock_timeout if wait else 0.0, self.name):
                 return self._unlink_temps()
         except MemoryLocked:
             return 0
@@ -287,12 +287,12 @@ class MemoryFile:
     def render(self) -> str:
         """This file as a system-prompt block, from the disk as it is now."""
         text = self.text()
-        return _render_block(self.title, text, str(Usage.of(len(text), self.cap)), self.tag)
+        return render_entries(self.title, text, str(Usage.of(len(text), self.cap)), self.tag)
 
     # -- writing --------------------------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[list[str]]:
-        with _file_lock(self.lock_path, self.lock_timeout, self.name):
+        with file_lock(self.lock_path, self.lock_timeout, self.name):
             self._unlink_temps()  # a killed writer's leftovers; no live writer now
             yield self._read()  # fresh, inside the lock: another kernel may have written
 
@@ -304,7 +304,7 @@ class MemoryFile:
 
     def erase(self) -> int:
         """Delete this file, its lock and any temp files; returns how many entries it held."""
-        with _file_lock(self.lock_path, self.lock_timeout, self.name):
+        with file_lock(self.lock_path, self.lock_timeout, self.name):
             entries = self._read()
             self._unlink_temps()
             try:

@@ -47,7 +47,7 @@ from .testing import PACKAGE_ROOT as PACKAGE_ROOT
 from .testing import CrashReport as CrashReport
 from .testing import FakeOllama as FakeOllama
 from .testing import HashEmbedder as HashEmbedder
-from .testing import _crash_child, _last_json, _run_child, child_env
+from .testing import crash_child, last_json, run_child, child_env
 from .testing import closed_port_url as closed_port_url
 from .testing import crash_mid_transaction as crash_mid_transaction
 from .testing import hide_port as hide_port
@@ -92,11 +92,11 @@ def store_in_new_process(folder: str | os.PathLike[str], texts: Sequence[str], *
     {...}}``, ``count`` being the points in that collection after the write.
     """
     texts = list(texts)
-    out = _run_child(["store", str(folder), user_id, json.dumps(texts)],
+    out = run_child(["store", str(folder), user_id, json.dumps(texts)],
                      env=child_env(hash_seed))
     if out.returncode != 0:
         raise RuntimeError(f"the child failed: {out.stderr.strip()[-800:]}")
-    return _last_json(out.stdout)
+    return last_json(out.stdout)
 
 
 def _store_child(folder: str, user_id: str, texts_json: str) -> None:
@@ -191,7 +191,7 @@ def _main(argv: Sequence[str]) -> int:
     command, *args = argv
     if command == "crash":
         path, mode, committed, uncommitted, cache = args
-        _crash_child(path, mode, int(committed), int(uncommitted), int(cache))
+        crash_child(path, mode, int(committed), int(uncommitted), int(cache))
     elif command == "store":
         _store_child(*args)
     elif command == "hold":

@@ -28,7 +28,7 @@ class Trial:
     detail: str = ""
 
 
-def _fake_ollama_name() -> tuple[str, int]:
+def fake_ollama_name() -> tuple[str, int]:
     from .embeddings import TFIDFEmbedder
 
     return "tfidf-as-ollama", TFIDFEmbedder().dim
@@ -196,7 +196,7 @@ def _check_fallback(folder: Path, reported: list[str]) -> Trial:
     from .failures import closed_port_url
     from .semantic import SemanticMemory
 
-    model, dim = _fake_ollama_name()
+    model, dim = fake_ollama_name()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with SemanticMemory(folder / "qdrant", user_id=USER, fallback=True,

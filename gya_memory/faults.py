@@ -42,7 +42,7 @@ from .fault_checks import (
     SEMANTIC_SEED_MEMORIES,
     Trial,
     USER,
-    _fake_ollama_name,
+    fake_ollama_name,
     check,
 )
 
@@ -109,7 +109,7 @@ def prepare(path: str, folder: Path) -> None:
         from .failures import FakeOllama
         from .semantic import SemanticMemory
 
-        model, dim = _fake_ollama_name()
+        model, dim = fake_ollama_name()
         with FakeOllama(model=model) as fake:
             emb = OllamaEmbedder(fake.url, model=model, dim=dim, timeout=10)
             with SemanticMemory(folder / "qdrant", user_id=USER, embedder=emb,
@@ -191,7 +191,7 @@ def _child(path: str, folder: Path, seed: int, writer: str) -> None:
         from .semantic import SemanticMemory
 
         warnings.simplefilter("ignore")
-        model, dim = _fake_ollama_name()
+        model, dim = fake_ollama_name()
         _say("READY")
         mem = SemanticMemory(folder / "qdrant", user_id=USER, fallback=True,
                              embedder=OllamaEmbedder(closed_port_url(), model=model, dim=dim,

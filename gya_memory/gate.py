@@ -8,9 +8,9 @@ the point of having memory. The gate runs its cheap checks first and asks the mo
 and a trace shows every step:
 
 1. **floor** (embedding only): drop candidates below the embedder's recall-first cosine for
-   the question's language. The floor keeps about 95% of relevant memories on the
-   calibration set: it cuts the clearly unrelated, nothing more (e5's scores for relevant and
-   look-alike memories overlap).
+   the question's language. The floor keeps at least 95% of relevant memories on the
+   calibration set (100% zh, 97.4% en): it cuts the clearly unrelated, nothing more (e5's
+   scores for relevant and look-alike memories overlap).
 2. **whose fact** (:mod:`gya_memory.about`): a memory about the user's sister does not
    answer a question about the user, and the other way round.
 3. **the asked detail** (:mod:`gya_memory.slots`, fact questions only): a memory without a

@@ -33,10 +33,10 @@ from .checks import check_count, check_finite, check_text, check_user_id
 from .files import MemoryLocked, file_lock, temp_files_of
 from .procedural_file import ProceduresDamaged as ProceduresDamaged  # re-exported
 from .procedural_file import (
-    _check_path,
-    _lock_path,
-    _remove_temps,
-    _stamp,
+    check_procedures_path,
+    lock_path,
+    remove_temps,
+    file_stamp,
     read_records,
     write_records,
 )
@@ -141,7 +141,7 @@ class ProceduralMemory:
         self.path: Path | None = None  # the file this registry keeps its procedures in
         self._seen: tuple[int, int, int] | None = None  # the file's (inode, mtime, size) read
         if path is not None:
-            self.path = _check_path(path)
+            self.path = check_procedures_path(path)
             self._remove_stale_temps()
             self._refresh()
 
@@ -249,8 +249,8 @@ class ProceduralMemory:
         if self.path is None:
             mutate(self._history)
             return
-        with file_lock(_lock_path(self.path), self.lock_timeout, self.path.name):
-            _remove_temps(self.path)  # a killed writer's leftovers; no live writer now
+        with file_lock(lock_path(self.path), self.lock_timeout, self.path.name):
+            remove_temps(self.path)  # a killed writer's leftovers; no live writer now
             history = _read(self.path)
             mutate(history)
             _write(self.path, history)
@@ -261,35 +261,35 @@ class ProceduralMemory:
         assert self.path is not None
         if temp_files_of(self.path):
             try:
-                with file_lock(_lock_path(self.path), 0.0, self.path.name):
-                    _remove_temps(self.path)
+                with file_lock(lock_path(self.path), 0.0, self.path.name):
+                    remove_temps(self.path)
             except MemoryLocked:
                 pass  # a live writer: its temp file is its own; the next write cleans up
 
     def _adopt(self, history: dict[Key, list[Procedure]]) -> None:
         self._history = history
-        self._seen = _stamp(self.path) if self.path is not None else None
+        self._seen = file_stamp(self.path) if self.path is not None else None
         self._vectors = {k: v for k, v in self._vectors.items()
                          if any(p.version == k[2] for p in history.get((k[0], k[1]), ()))}
 
     def _refresh(self) -> None:
         """Re-read the file when another process changed it (one ``stat`` otherwise)."""
-        if self.path is not None and _stamp(self.path) != self._seen:
+        if self.path is not None and file_stamp(self.path) != self._seen:
             self._adopt(_read(self.path))
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write every version of every procedure to a JSON file (atomically, under its
         lock) and keep this registry's procedures there from now on. Saving to the file
         this registry already uses keeps what other processes added to it."""
-        target = _check_path(path)
+        target = check_procedures_path(path)
         if self.path is not None and target.resolve() == self.path.resolve():
             self._change(lambda history: None)
             return
         for versions in self._history.values():
             for p in versions:
                 _check_savable(p)
-        with file_lock(_lock_path(target), self.lock_timeout, target.name):
-            _remove_temps(target)
+        with file_lock(lock_path(target), self.lock_timeout, target.name):
+            remove_temps(target)
             _write(target, self._history)
             self.path = target
             self._adopt(self._history)
@@ -326,7 +326,7 @@ class ProceduralMemory:
              user_id: str | None = None) -> ProceduralMemory:
         """Open a file :meth:`save` wrote (it must exist). A runner that is not in
         :data:`RUNNERS` is refused here, before anything can call it."""
-        target = _check_path(path)
+        target = check_procedures_path(path)
         if not target.is_file():
             raise FileNotFoundError(f"no procedures file at {target}")
         return cls(embedder, user_id=user_id, path=target)

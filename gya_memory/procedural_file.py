@@ -19,7 +19,7 @@ class ProceduresDamaged(ValueError, GyaMemoryError):
     """A procedures file is not what :meth:`ProceduralMemory.save` writes; the message names it."""
 
 
-def _check_path(path: object) -> Path:
+def check_procedures_path(path: object) -> Path:
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"path must name a file (a str or Path), got {type(path).__name__}: "
                          f"{path!r:.80}")
@@ -30,11 +30,11 @@ def _check_path(path: object) -> Path:
     return target
 
 
-def _lock_path(path: Path) -> Path:
+def lock_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.lock")
 
 
-def _remove_temps(path: Path) -> None:
+def remove_temps(path: Path) -> None:
     for temp in temp_files_of(path):
         try:
             temp.unlink()
@@ -42,7 +42,7 @@ def _remove_temps(path: Path) -> None:
             pass
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
     try:
         st = path.stat()
     except FileNotFoundError:

@@ -16,7 +16,7 @@ ARTICLE_THRESHOLD = 0.5
 
 
 # -- threshold maths --------------------------------------------------------------------
-def _as_scores(values: Iterable[float]) -> np.ndarray:
+def as_scores(values: Iterable[float]) -> np.ndarray:
     """Scores as float64; ``-inf`` stands for "nothing returned" and is below any threshold."""
     arr = np.asarray(list(values), dtype=np.float64).reshape(-1)
     return np.where(np.isnan(arr), -np.inf, arr)
@@ -32,7 +32,7 @@ def rates_at(
     >>> rates_at([0.9, 0.8, 0.6], [0.7, 0.5], 0.75)
     (0.6666666666666666, 1.0)
     """
-    pos, neg = _as_scores(positive), _as_scores(negative)
+    pos, neg = as_scores(positive), as_scores(negative)
     acceptance = float(np.mean(pos >= threshold)) if pos.size else math.nan
     rejection = float(np.mean(neg < threshold)) if neg.size else math.nan
     return acceptance, rejection
@@ -77,7 +77,7 @@ def choose_threshold(
     >>> choose_threshold([0.91, 0.88, 0.86], [0.84, 0.80])
     0.85
     """
-    pos, neg = _as_scores(positive), _as_scores(negative)
+    pos, neg = as_scores(positive), as_scores(negative)
     observed = np.unique(np.concatenate([pos, neg]))
     observed = observed[np.isfinite(observed)]
     if observed.size == 0:
@@ -121,7 +121,7 @@ def threshold_for_acceptance(
     """
     if not 0 < target <= 1:
         raise ValueError(f"target must be in (0, 1], got {target}")
-    pos = np.sort(_as_scores(positive))[::-1]
+    pos = np.sort(as_scores(positive))[::-1]
     if pos.size == 0:
         return 0.0
     needed = math.ceil(round(target * pos.size, 9))  # keep at least this many positives

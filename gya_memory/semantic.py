@@ -69,15 +69,15 @@ from .semantic_values import (
     EmbedderMismatch,
     Hit,
     Memory,
-    _COLLECTION_RE,
-    _check_batch_size,
-    _check_folder,
-    _check_items,
-    _check_memory_text,
-    _check_min_score,
-    _check_top_k,
-    _check_user_id,
-    _close_store,
+    COLLECTION_RE,
+    check_batch_size,
+    check_folder,
+    check_items,
+    check_memory_text,
+    check_min_score,
+    check_top_k,
+    check_memory_user_id,
+    close_store,
     default_path,
     normalise,
     point_id,
@@ -141,8 +141,8 @@ class SemanticMemory(ModelLifecycle):
         from .embeddings import EmbeddingUnavailable, get_embedder
 
         self._closed = True  # until the store is open
-        self.user_id = _check_user_id(user_id)
-        if not isinstance(collection, str) or not _COLLECTION_RE.fullmatch(collection):
+        self.user_id = check_memory_user_id(user_id)
+        if not isinstance(collection, str) or not COLLECTION_RE.fullmatch(collection):
             raise ValueError(
                 f"collection must be 1-100 letters, digits, '_' or '-', got {collection!r}"
             )
@@ -173,13 +173,13 @@ class SemanticMemory(ModelLifecycle):
         elif url is not None:
             self.location = "server"
             self._store = ClientStore(url=url, api_key=api_key)
-            self._finalizer = weakref.finalize(self, _close_store, self._store)
+            self._finalizer = weakref.finalize(self, close_store, self._store)
         elif str(path) == ":memory:":
             self.location = ":memory:"
             self._store = ClientStore(location=":memory:")
-            self._finalizer = weakref.finalize(self, _close_store, self._store)
+            self._finalizer = weakref.finalize(self, close_store, self._store)
         else:
-            folder = _check_folder(path if path is not None else default_path())
+            folder = check_folder(path if path is not None else default_path())
             self.location = folder.name
             self._store, key = open_folder(folder)
             self._finalizer = weakref.finalize(self, release_folder, key)
@@ -264,8 +264,8 @@ class SemanticMemory(ModelLifecycle):
         Embedding and writing go in batches of ``batch_size``; the writes are flushed to
         disk before this returns. A text given twice is stored once (the last one wins).
         """
-        batch_size = _check_batch_size(batch_size)
-        checked = _check_items(items, self.user_id, allow_instructions=allow_instructions)
+        batch_size = check_batch_size(batch_size)
+        checked = check_items(items, self.user_id, allow_instructions=allow_instructions)
         rows = list(checked.items())
         for i in range(0, len(rows), batch_size):
             batch = rows[i : i + batch_size]
@@ -298,8 +298,8 @@ class SemanticMemory(ModelLifecycle):
     def candidates(self, query: str, top_k: int = 10) -> list[Hit]:
         """The ``top_k`` nearest memories by cosine similarity, with no threshold (for tables
         and plots of the scores)."""
-        query = _check_memory_text("query", query)
-        top_k = _check_top_k(top_k)
+        query = check_memory_text("query", query)
+        top_k = check_top_k(top_k)
         vector = self._embed_query(query)
         name = self._active
         if not self._exists(name):
@@ -310,8 +310,8 @@ class SemanticMemory(ModelLifecycle):
     def lexical(self, query: str, top_k: int = 10) -> list[Hit]:
         """Memories sharing words (Chinese: characters and bigrams) or a month with
         ``query``, by BM25 (Qdrant's sparse index, IDF over this user's memories)."""
-        query = _check_memory_text("query", query)
-        top_k = _check_top_k(top_k)
+        query = check_memory_text("query", query)
+        top_k = check_top_k(top_k)
         name = self._active
         if not self._exists(name):
             return []
@@ -336,13 +336,13 @@ class SemanticMemory(ModelLifecycle):
         """
         from .gate import Gate, passed, recall_floor
 
-        top_k = _check_top_k(top_k)
-        min_score = _check_min_score(min_score)
+        top_k = check_top_k(top_k)
+        min_score = check_min_score(min_score)
         if mode == "lexical":
             return self.lexical(query, top_k)
         if mode not in ("dense", "hybrid"):
             raise ValueError(f"mode must be 'dense', 'lexical' or 'hybrid', got {mode!r}")
-        query = _check_memory_text("query", query)
+        query = check_memory_text("query", query)
         floor = recall_floor(self._embedder, query) if min_score is None else min_score
         if mode == "dense":
             found = self.candidates(query, top_k)

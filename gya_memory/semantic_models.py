@@ -18,7 +18,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from .payload import CREATED_AT, DEGRADED_WRITE, TEXT
-from .semantic_values import DegradedWarning, EmbedderMismatch, _as_matrix, _check_batch_size
+from .semantic_values import DegradedWarning, EmbedderMismatch, as_matrix, check_batch_size
 from .sparse import document_vector
 from .stores import CollectionSpec, PointData, VectorStore, Where
 
@@ -111,7 +111,7 @@ class ModelLifecycle:
             for i in range(0, len(records), batch_size):
                 batch = payloads[i : i + batch_size]
                 texts = [p[TEXT] for p in batch]
-                vectors = _as_matrix(embedder.embed_documents(texts), len(texts), embedder)
+                vectors = as_matrix(embedder.embed_documents(texts), len(texts), embedder)
                 self.backend.upsert(temp, self._points(
                     embedder, vectors, [r.id for r in records[i : i + batch_size]], batch))
             self.backend.switch(name, temp, expected=len(records))
@@ -124,7 +124,7 @@ class ModelLifecycle:
     def reembed(self, embedder: Embedder, *, batch_size: int = BATCH_SIZE) -> int:
         """Re-embed the whole collection (every user's memories) with ``embedder`` and use it
         from now on. Returns how many memories were migrated."""
-        batch_size = _check_batch_size(batch_size)
+        batch_size = check_batch_size(batch_size)
         if self.degraded:
             raise ValueError("this memory is degraded; call recover() before reembed()")
         if embedder.degraded:
@@ -166,7 +166,7 @@ class ModelLifecycle:
             for i in range(0, len(records), BATCH_SIZE):
                 batch = records[i : i + BATCH_SIZE]
                 texts = [str(r.payload[TEXT]) for r in batch]
-                vectors = _as_matrix(fb.embed_documents(texts), len(texts), fb)
+                vectors = as_matrix(fb.embed_documents(texts), len(texts), fb)
                 self.backend.upsert(name, self._points(fb, vectors, [r.id for r in batch],
                                                        [r.payload for r in batch]))
             self.backend.flush()
@@ -193,7 +193,7 @@ class ModelLifecycle:
             batch = records[i : i + BATCH_SIZE]
             payloads = [{k: v for k, v in r.payload.items() if k != DEGRADED_WRITE}
                         for r in batch]
-            vectors = _as_matrix(primary.embed_documents([p[TEXT] for p in payloads]),
+            vectors = as_matrix(primary.embed_documents([p[TEXT] for p in payloads]),
                                  len(batch), primary)
             ids = [r.id for r in batch]
             self.backend.upsert(self.collection, self._points(primary, vectors, ids, payloads))
@@ -214,7 +214,7 @@ class ModelLifecycle:
         except EmbeddingUnavailable as exc:
             self._fall_back(exc)
             vectors = self._embedder.embed_documents(texts)
-        return _as_matrix(vectors, len(texts), self._embedder)
+        return as_matrix(vectors, len(texts), self._embedder)
 
     def _embed_query(self, text: str) -> np.ndarray:
         from .embeddings import EmbeddingUnavailable
@@ -224,4 +224,4 @@ class ModelLifecycle:
         except EmbeddingUnavailable as exc:
             self._fall_back(exc)
             vector = self._embedder.embed_query(text)
-        return _as_matrix(vector.reshape(1, -1), 1, self._embedder)[0]
+        return as_matrix(vector.reshape(1, -1), 1, self._embedder)[0]

@@ -36,7 +36,7 @@ MAX_TEXT_CHARS = 2000
 DEFAULT_DIR_NAME = "qdrant"
 # Fixed namespace of the point ids: the same (user, text) gives the same id everywhere.
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://gya-memory/semantic/point-id/v1")
-_COLLECTION_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
+COLLECTION_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -100,11 +100,11 @@ def _check_chars(name: str, value: str) -> str:
     return value
 
 
-def _check_memory_text(name: str, value: object) -> str:
+def check_memory_text(name: str, value: object) -> str:
     return _check_chars(name, _check_text(name, value, MAX_TEXT_CHARS))
 
 
-def _check_user_id(user_id: object) -> str:
+def check_memory_user_id(user_id: object) -> str:
     """A user id as given (never stripped): the shared rule, ``checks.check_user_id``."""
     return _check_chars("user_id", check_user_id(user_id, limit=MAX_ID_CHARS))
 
@@ -117,8 +117,8 @@ def point_id(user_id: str, text: str) -> str:
     >>> point_id("u1", "用户叫张三") == point_id("u2", "用户叫张三")
     False
     """
-    user_id = _check_user_id(user_id)
-    text = _check_memory_text("text", text)
+    user_id = check_memory_user_id(user_id)
+    text = check_memory_text("text", text)
     return str(uuid.uuid5(ID_NAMESPACE, f"{user_id}\x1f{normalise(text)}"))
 
 
@@ -158,7 +158,7 @@ def _check_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return dict(metadata)
 
 
-def _check_folder(path: object) -> Path:
+def check_folder(path: object) -> Path:
     """The store's folder: a ``str`` or ``Path`` that is not empty (``""`` would put the
     store's files in the working folder, ``123`` a folder named ``123``)."""
     if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)) or not str(path).strip():
@@ -174,13 +174,13 @@ MAX_TOP_K = 10_000
 """The most hits one search may ask for (the engine overflows on a huge ``top_k``)."""
 
 
-def _check_top_k(top_k: object) -> int:
+def check_top_k(top_k: object) -> int:
     if not is_int(top_k, low=1, high=MAX_TOP_K):
         raise ValueError(f"top_k must be an int from 1 to {MAX_TOP_K:,}, got {top_k!r:.80}")
     return top_k
 
 
-def _check_items(items: object, user_id: str, *, allow_instructions: object = False,
+def check_items(items: object, user_id: str, *, allow_instructions: object = False,
                  store: str = "semantic memory") -> dict[str, tuple[str, dict[str, Any]]]:
     """``store_many``'s items, every one checked before anything is written: point id ->
     (text, metadata), a text given twice kept once (the last one). A text (or a string
@@ -202,7 +202,7 @@ def _check_items(items: object, user_id: str, *, allow_instructions: object = Fa
             else:
                 raise ValueError("expected a string (or a (text, metadata) pair), got "
                                  f"{type(item).__name__}: {item!r:.80}")
-            text = _check_memory_text("text", text)
+            text = check_memory_text("text", text)
             metadata = _check_metadata(metadata)
         except ValueError as exc:
             raise ValueError(f"texts[{i}]: {exc}") from None
@@ -214,13 +214,13 @@ def _check_items(items: object, user_id: str, *, allow_instructions: object = Fa
     return checked
 
 
-def _check_batch_size(batch_size: object) -> int:
+def check_batch_size(batch_size: object) -> int:
     if not is_int(batch_size, low=1):
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
     return batch_size
 
 
-def _check_min_score(min_score: object) -> float | None:
+def check_min_score(min_score: object) -> float | None:
     if min_score is None:
         return None
     if not is_number(min_score):
@@ -234,11 +234,11 @@ def _describe(fp: Fingerprint) -> str:
     return f"{fp.model} ({fp.dim} dimensions, {fp.distance})"
 
 
-def _close_store(store: VectorStore) -> None:
+def close_store(store: VectorStore) -> None:
     store.close()
 
 
-def _as_matrix(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:
+def as_matrix(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:
     import numpy as np
 
     matrix = np.asarray(vectors, dtype=np.float32)

@@ -148,22 +148,22 @@ def check_fts5_trigram() -> None:
         )
 
 
-def _check_id(name: str, value: object) -> str:
+def check_id(name: str, value: object) -> str:
     return check_text(name, value, MAX_ID_CHARS)
 
 
-def _check_content(value: object) -> str:
+def check_content(value: object) -> str:
     """Stored as given (not stripped): these are the raw messages."""
     return check_text("content", value, MAX_CONTENT_CHARS, strip=False)
 
 
-def _check_role(value: object) -> str:
+def check_role(value: object) -> str:
     if value not in ROLES or not isinstance(value, str):
         raise ValueError(f"role must be one of {', '.join(ROLES)}; got {value!r}")
     return value
 
 
-def _check_int(name: str, value: object, low: int, high: int) -> int:
+def check_int(name: str, value: object, low: int, high: int) -> int:
     return check_count(name, value, low, high)
 
 
@@ -258,7 +258,7 @@ def like_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
             + (SNIPPET_ELLIPSIS if hi < len(text) else ""))
 
 
-def _mark_outside(snippet: str, terms: Sequence[str]) -> str:
+def mark_outside(snippet: str, terms: Sequence[str]) -> str:
     """Mark short terms in an FTS5 snippet, leaving its «...» parts alone."""
     if not terms:
         return snippet

@@ -95,11 +95,11 @@ from .session_search import (
     TRIGRAM,
     BM25,
     UserStats,
-    _check_content,
-    _check_id,
-    _check_int,
-    _check_role,
-    _mark_outside,
+    check_content,
+    check_id,
+    check_int,
+    check_role,
+    mark_outside,
     check_fts5_trigram,
     default_path,
     fts_phrase,
@@ -212,7 +212,7 @@ class SessionStore(SQLiteStore):
             if "role" not in msg or "content" not in msg:
                 raise ValueError(f"message {i} needs both 'role' and 'content', got {sorted(msg)}")
             try:
-                checked.append((_check_role(msg["role"]), _check_content(msg["content"])))
+                checked.append((check_role(msg["role"]), check_content(msg["content"])))
             except ValueError as exc:
                 raise ValueError(f"message {i}: {exc}") from None
         if not checked:
@@ -256,7 +256,7 @@ class SessionStore(SQLiteStore):
         stores it as it is. If the session exists, the messages are appended to it.
         """
         allow = check_allow(allow_instructions)
-        session_id = _check_id("session_id", session_id)
+        session_id = check_id("session_id", session_id)
         checked = self._check_messages(messages)
         check_for_store("session store", [(f"message {i} ({role})", content)
                                           for i, (role, content) in enumerate(checked)
@@ -304,8 +304,8 @@ class SessionStore(SQLiteStore):
         docstring), best first, at most ``limit``, each with up to ``context`` messages
         before and after it from its session. ``session_id`` searches one session only."""
         terms = query_terms(query)
-        limit = _check_int("limit", limit, 1, MAX_LIMIT)
-        context = _check_int("context", context, 0, MAX_CONTEXT)
+        limit = check_int("limit", limit, 1, MAX_LIMIT)
+        context = check_int("context", context, 0, MAX_CONTEXT)
         if session_id is not None:
             session_id = self._known_session(session_id)
         long_terms = [t for t in terms if len(t) >= TRIGRAM]
@@ -343,7 +343,7 @@ class SessionStore(SQLiteStore):
                     " WHERE messages_fts MATCH ? AND rowid = ?",
                     (SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, SNIPPET_TOKENS, match, msg.id),
                 ).fetchone()
-                hits.append((msg, _mark_outside(snippet, short_terms), score))
+                hits.append((msg, mark_outside(snippet, short_terms), score))
         else:
             # Newest first through an index of this user's rows, stopping at `limit`.
             index = "messages_user_session_seq" if session_id is not None else "messages_user"
@@ -406,7 +406,7 @@ class SessionStore(SQLiteStore):
 
     # -- helpers --------------------------------------------------------------------------
     def _known_session(self, session_id: object) -> str:
-        session_id = _check_id("session_id", session_id)
+        session_id = check_id("session_id", session_id)
         exists = self.conn.execute(
             "SELECT 1 FROM messages WHERE user_id = ? AND session_id = ? LIMIT 1",
             (self.user_id, session_id),

@@ -56,14 +56,14 @@ def child_env(hash_seed: int | str = 0, **extra: str) -> dict[str, str]:
     return env
 
 
-def _run_child(args: Sequence[str], *, env: dict[str, str], timeout: float = 120
+def run_child(args: Sequence[str], *, env: dict[str, str], timeout: float = 120
                ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gya_memory.failures", *args],
                           capture_output=True, text=True, encoding="utf-8", env=env,
                           timeout=timeout)
 
 
-def _last_json(out: str) -> dict[str, Any]:
+def last_json(out: str) -> dict[str, Any]:
     lines = [line for line in out.splitlines() if line.startswith("{")]
     if not lines:
         raise RuntimeError("the child process printed no result")
@@ -324,12 +324,12 @@ def crash_mid_transaction(
         raise ValueError(f"{db} exists; the crash needs a fresh file")
     db.parent.mkdir(parents=True, exist_ok=True)
     extra = {"MEMORY_SQLITE_UNSAFE_NO_JOURNAL": "1"} if mode == "off" else {}
-    out = _run_child(["crash", str(db), mode, str(committed), str(uncommitted),
+    out = run_child(["crash", str(db), mode, str(committed), str(uncommitted),
                       str(cache_pages)], env=child_env(**extra))
     if out.returncode != KILLED:
         raise RuntimeError(f"the writer should have died with {KILLED}, it exited with "
                            f"{out.returncode}: {out.stderr.strip()[-500:]}")
-    started = _last_json(out.stdout)
+    started = last_json(out.stdout)
     left = tuple(sorted(p.name[len(db.name):] for p in db.parent.iterdir()
                         if p.name.startswith(db.name + "-")))
     digest = hashlib.sha256(db.read_bytes()).hexdigest()[:16]
@@ -372,7 +372,7 @@ def _inspect(db: Path) -> tuple[str, dict[str, int | None], int | str]:
     return integrity, rows, recall
 
 
-def _crash_child(path: str, mode: str, committed: int, uncommitted: int,
+def crash_child(path: str, mode: str, committed: int, uncommitted: int,
                  cache_pages: int) -> None:
     import warnings
     from datetime import datetime, timedelta

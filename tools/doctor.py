@@ -1,7 +1,9 @@
 """Pre-class check: is this laptop ready for the notebooks? (`./run.sh doctor`)
 
 One line per check, ✓ or ✗, and under every ✗ the command or step that fixes it. The exit
-code is 1 if any check failed, so a script (or a teacher collecting screenshots) can tell.
+code is 1 if any check failed, so a script (or a teacher collecting screenshots) can tell. A ⚠
+is a warning with its fix: the class can go on (a missing Chinese font for the browser shows
+中文 as boxes, but nothing fails), and the exit code stays 0.
 
     python tools/doctor.py                 # every check (under a minute on an idle laptop)
     python tools/doctor.py --skip llm,lab  # leave some out
@@ -9,7 +11,8 @@ code is 1 if any check failed, so a script (or a teacher collecting screenshots)
 
 The checks, in order: python, disk, ram, requirements, model (the joined GGUF and its
 SHA-256), llm (one short reply), embedder (two texts), qdrant (store and retrieve in a temp
-folder), lab (JupyterLab starts headless and serves /lab; the class settings are in place).
+folder), lab (JupyterLab starts headless and serves /lab; the class settings are in place),
+font (a Chinese font the browser can use: the notebooks' prose and tables are half Chinese).
 
 Only the standard library is imported at the top, so this runs (and says what to install)
 even with a broken or missing environment.
@@ -52,10 +55,20 @@ class Result:
     detail: str
     fix: str = ""
     seconds: float = 0.0
+    warning: bool = False  # ok, but with a fix worth doing (⚠)
 
 
 class Failed(Exception):
     """A check failed: ``detail`` says what is wrong, ``fix`` what to do."""
+
+    def __init__(self, detail: str, fix: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.fix = fix
+
+
+class Warned(Exception):
+    """A check passed with a warning: ``detail`` says what is missing, ``fix`` what to do."""
 
     def __init__(self, detail: str, fix: str) -> None:
         super().__init__(detail)
@@ -322,6 +335,38 @@ def check_qdrant(args: argparse.Namespace) -> str:
     return f"Qdrant Edge: stored, retrieved (score {hits[0].score:.2f}), reopened: 1 memory"
 
 
+FONT_FIX = ("install a Chinese font, then restart the browser: sudo apt install fonts-noto-cjk "
+            "(Debian, Ubuntu, WSL), sudo dnf install google-noto-sans-cjk-fonts (Fedora), "
+            "sudo pacman -S noto-fonts-cjk (Arch); the plots are not affected (they use mplfonts)")
+
+
+def cjk_font_families(fc_list: str | None = None) -> list[str] | None:
+    """The font families fontconfig knows for Chinese (``fc-list :lang=zh family``), or None
+    when fontconfig's ``fc-list`` is not there to ask."""
+    fc_list = fc_list or shutil.which("fc-list")
+    if not fc_list:
+        return None
+    out = subprocess.run([fc_list, ":lang=zh", "family"], capture_output=True, text=True,
+                         timeout=30, check=False).stdout
+    return sorted({name.strip() for line in out.splitlines() for name in line.split(",")[:1]
+                   if name.strip()})
+
+
+def check_font(args: argparse.Namespace) -> str:
+    system = getattr(args, "font_system", None) or platform.system()
+    if system in ("Darwin", "Windows"):
+        return f"{system} ships Chinese fonts for the browser"
+    families = cjk_font_families(getattr(args, "fc_list", None))
+    if families is None:
+        raise Warned("fc-list (fontconfig) not found: can't tell whether the browser has a "
+                     "Chinese font", FONT_FIX)
+    if not families:
+        raise Warned("no Chinese font for the browser: 中文 in the notebooks shows as boxes",
+                     FONT_FIX)
+    more = f" (+{len(families) - 1} more)" if len(families) > 1 else ""
+    return f"Chinese font for the browser: {families[0]}{more}"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -428,6 +473,7 @@ CHECKS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "embedder": ("embedder", check_embedder),
     "qdrant": ("Qdrant", check_qdrant),
     "lab": ("JupyterLab", check_lab),
+    "font": ("Chinese font", check_font),
 }
 
 
@@ -437,6 +483,8 @@ def run_check(name: str, args: argparse.Namespace) -> Result:
     try:
         detail = func(args)
         return Result(label, True, detail, seconds=time.monotonic() - start)
+    except Warned as exc:
+        return Result(label, True, exc.detail, exc.fix, time.monotonic() - start, warning=True)
     except Failed as exc:
         return Result(label, False, exc.detail, exc.fix, time.monotonic() - start)
     except Exception as exc:  # noqa: BLE001 - a check must never crash the report
@@ -492,18 +540,23 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "lab_probe", None):
             args.lab_probe.close()
     failed = sum(not r.ok for r in results)
+    warned = sum(r.warning for r in results)
     total = time.monotonic() - start
     if failed:
         print(f"{failed} check(s) failed ({total:.0f} s). Fix them, then run ./run.sh doctor again.")
         return 1
+    if warned:
+        print(f"All checks passed ({total:.0f} s), {warned} with a warning (⚠): ready for class; "
+              "the fix under it helps.")
+        return 0
     print(f"All checks passed ({total:.0f} s). Ready for class.")
     return 0
 
 
 def _report(r: Result) -> Result:
-    mark = "✓" if r.ok else "✗"
+    mark = "⚠" if r.warning else "✓" if r.ok else "✗"
     print(f"{mark} {r.name:<13} {r.detail}  [{r.seconds:.1f} s]", flush=True)
-    if not r.ok:
+    if r.fix:
         print(f"  fix: {r.fix}", flush=True)
     return r
 

@@ -53,7 +53,7 @@ from .base import (
 )
 from .http import OllamaEmbedder, OpenAIEmbedder
 from .local import LocalE5Embedder
-from .local import _load_e5 as _load_e5  # the tests load the model directly
+from .local import load_e5 as load_e5  # the tests load the model directly
 from .tfidf import TFIDFEmbedder, fallback_embedder
 from .thresholds import (
     DEFAULT_MIN_SCORE,

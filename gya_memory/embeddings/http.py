@@ -11,7 +11,7 @@ import numpy as np
 from ..checks import is_int, is_number
 from ..checks import is_loopback as _is_loopback
 from ..checks import redact_url
-from .thresholds import KNOWN_DIMS, _bare_model
+from .thresholds import KNOWN_DIMS, bare_model
 from .base import (
     BATCH_SIZE,
     DEFAULT_OLLAMA_URL,
@@ -68,7 +68,7 @@ class _HTTPEmbedder(Embedder):
         self.timeout = float(timeout)
         if dim is not None and not is_int(dim, low=1):
             raise ValueError(f"dim must be a positive int, got {dim!r}")
-        self._dim = dim if dim is not None else KNOWN_DIMS.get(_bare_model(self.model))
+        self._dim = dim if dim is not None else KNOWN_DIMS.get(bare_model(self.model))
         if not is_int(batch_size, low=1):
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         self.batch_size = batch_size

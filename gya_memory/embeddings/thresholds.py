@@ -53,13 +53,13 @@ def min_score_for(name: str) -> float:
     :data:`UNKNOWN_MIN_SCORE`."""
     if name in DEFAULT_MIN_SCORE:
         return DEFAULT_MIN_SCORE[name]
-    model = _bare_model(name.split("/", 1)[-1])
+    model = bare_model(name.split("/", 1)[-1])
     for key, value in DEFAULT_MIN_SCORE.items():
-        if _bare_model(key.split("/", 1)[-1]) == model:
+        if bare_model(key.split("/", 1)[-1]) == model:
             return value
     return UNKNOWN_MIN_SCORE
 
 
-def _bare_model(model: str) -> str:
+def bare_model(model: str) -> str:
     """``bge-m3:latest`` -> ``bge-m3``; ``BAAI/bge-m3`` -> ``bge-m3``."""
     return model.strip().lower().rsplit("/", 1)[-1].split(":", 1)[0]

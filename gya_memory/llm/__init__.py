@@ -46,7 +46,7 @@ from typing import Any
 
 from ..text import ROLES as ROLES
 from .interface import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_S, ChatLLM, LLMError, LLMUnavailable, Reply
-from .interface import _check_messages as _check_messages  # the agent's tests use it
+from .interface import check_messages as check_messages  # the agent's tests use it
 from .interface import llm_settings
 from .local import N_CTX, QWEN25_CHAT_TEMPLATE, LocalLLM
 from .model_files import (

@@ -73,7 +73,7 @@ class Reply:
 
 
 # -- messages and tools ----------------------------------------------------------------------
-def _check_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def check_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Validate OpenAI-style messages; return plain dicts (``ToolCall`` objects turned to dicts)."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise ValueError(
@@ -108,7 +108,7 @@ def _check_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
     return checked
 
 
-def _tool_names(tools: Sequence[Mapping[str, Any]] | None) -> list[str]:
+def tool_names_of(tools: Sequence[Mapping[str, Any]] | None) -> list[str]:
     names = []
     for i, tool in enumerate(tools or ()):
         kind = tool.get("type", "function") if isinstance(tool, Mapping) else None
@@ -154,7 +154,7 @@ class ChatLLM(ABC):
             tools=tools,
             tool_choice=tool_choice,
         )
-        return self._complete(body, _tool_names(tools))
+        return self._complete(body, tool_names_of(tools))
 
     def _complete(self, body: dict[str, Any], tool_names: Collection[str]) -> Reply:
         """Send one checked OpenAI-style request body; return the reply. Back ends implement
@@ -203,7 +203,7 @@ def _request_body(
     if not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
         raise ValueError(f"temperature must be between 0 and 2, got {temperature!r}")
     body: dict[str, Any] = {
-        "messages": _check_messages(messages),
+        "messages": check_messages(messages),
         "max_tokens": max_tokens,
         "temperature": float(temperature),
         "seed": int(seed),
@@ -212,7 +212,7 @@ def _request_body(
     if stop:
         body["stop"] = [stop] if isinstance(stop, str) else list(stop)
     if tools:
-        _tool_names(tools)
+        tool_names_of(tools)
         body["tools"] = [dict(t) for t in tools]
     if tool_choice is not None:
         if not tools:
@@ -234,7 +234,7 @@ def _first_token_probs(data: Any, *, where: str) -> dict[str, float]:
     return probs
 
 
-def _reply_from_response(
+def reply_from_response(
     data: Any,
     *,
     model: str,

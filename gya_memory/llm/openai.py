@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from ..checks import is_loopback as _is_loopback
 from ..checks import is_number, redact_url
 from .interface import DEFAULT_TIMEOUT_S, ChatLLM, LLMError, LLMUnavailable, Reply
-from .interface import _reply_from_response
+from .interface import reply_from_response
 
 
 # -- an OpenAI-compatible server ---------------------------------------------------------------
@@ -142,7 +142,7 @@ class OpenAIChat(ChatLLM):
         body = {"model": model, **body}
         start = time.perf_counter()
         data = self._send("POST", "/chat/completions", body)
-        return _reply_from_response(
+        return reply_from_response(
             data,
             model=str(data.get("model") or model) if isinstance(data, dict) else model,
             tool_names=tool_names,

@@ -18,7 +18,7 @@ from .common import (
     SCROLL_PAGE,
     VectorStore,
     Where,
-    _floats,
+    as_floats,
 )
 
 
@@ -183,7 +183,7 @@ class ClientStore(VectorStore):
             return
         m = _models()
         self.client.upsert(self._physical(name), points=[
-            m.PointStruct(id=p.id, vector={DENSE: _floats(p.vector),
+            m.PointStruct(id=p.id, vector={DENSE: as_floats(p.vector),
                                            LEXICAL: _client_sparse(p.sparse)},
                           payload=p.payload)
             for p in points
@@ -231,7 +231,7 @@ class ClientStore(VectorStore):
 
     def dense(self, name: str, vector: Sequence[float], limit: int, where: Where) -> list[Found]:
         response = self.client.query_points(
-            self._physical(name), query=_floats(vector), using=DENSE, limit=limit,
+            self._physical(name), query=as_floats(vector), using=DENSE, limit=limit,
             query_filter=_client_filter(where), with_payload=True)
         return [_found_from_client(p) for p in response.points]
 
@@ -247,7 +247,7 @@ class ClientStore(VectorStore):
                where: Where, fusion: FusionSpec, dense_floor: float | None) -> list[Found]:
         m = _models()
         flt = _client_filter(where)
-        prefetch = [m.Prefetch(query=_floats(vector), using=DENSE, filter=flt,
+        prefetch = [m.Prefetch(query=as_floats(vector), using=DENSE, filter=flt,
                                limit=fusion.pool, score_threshold=dense_floor)]
         if len(sparse):
             prefetch.append(m.Prefetch(query=_client_sparse(sparse), using=LEXICAL, filter=flt,

@@ -14,7 +14,7 @@ DENSE = "dense"
 LEXICAL = "lexical"
 POINTER_FILE = "collections.json"
 SHARDS_DIR = "shards"
-_FORMAT = 2
+STORE_FORMAT = 2
 SCROLL_PAGE = 512
 #: HNSW settings of new Edge shards (see EdgeStore._config).
 HNSW_M = 0
@@ -183,6 +183,6 @@ class VectorStore:
 
 
 
-def _floats(vector: Any) -> list[float]:
+def as_floats(vector: Any) -> list[float]:
     """A vector as a list of floats (a numpy row's ``tolist()`` is the fast way)."""
     return vector.tolist() if hasattr(vector, "tolist") else [float(x) for x in vector]

@@ -29,17 +29,17 @@ from .common import (
     SHARDS_DIR,
     VectorStore,
     Where,
-    _FORMAT,
-    _floats,
+    STORE_FORMAT,
+    as_floats,
 )
 from .edge_types import (
-    _edge,
-    _edge_distance,
-    _edge_filter,
-    _found_from_edge,
-    _is_lock_error,
-    _locked_error,
-    _write_json_atomically,
+    edge_module,
+    edge_distance,
+    edge_filter,
+    found_from_edge,
+    is_lock_error,
+    locked_error,
+    write_json_atomically,
 )
 
 
@@ -104,7 +104,7 @@ class EdgeStore(VectorStore):
             client = QdrantClient(path=str(self.folder))
         except RuntimeError as exc:
             if "already accessed" in str(exc):
-                raise _locked_error(self.folder) from None
+                raise locked_error(self.folder) from None
             raise
         try:
             for described in client.get_collections().collections:
@@ -141,29 +141,29 @@ class EdgeStore(VectorStore):
         fd = os.open(self.folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         if not try_lock(fd):
             os.close(fd)
-            raise _locked_error(self.folder)
+            raise locked_error(self.folder)
         self._lock_fd = fd
 
     def _read_pointer(self) -> dict[str, dict[str, Any]]:
         if not self._pointer_path.exists():
             return {}
         data = json.loads(self._pointer_path.read_text(encoding="utf-8"))
-        if data.get("format") != _FORMAT:
+        if data.get("format") != STORE_FORMAT:
             raise ValueError(f"{self._pointer_path} has format {data.get('format')!r}; "
-                             f"this version reads format {_FORMAT}")
+                             f"this version reads format {STORE_FORMAT}")
         return dict(data["collections"])
 
     def _write_pointer(self) -> None:
-        _write_json_atomically(self._pointer_path,
-                               {"format": _FORMAT, "collections": self._collections})
+        write_json_atomically(self._pointer_path,
+                               {"format": STORE_FORMAT, "collections": self._collections})
 
     def _config(self, spec: CollectionSpec | None) -> Any:
-        q = _edge()
+        q = edge_module()
         if spec is None:
             return q.EdgeConfig(max_search_threads=self._threads) if self._threads else None
         return q.EdgeConfig(
             vectors={DENSE: q.EdgeVectorParams(size=spec.dim,
-                                               distance=_edge_distance(spec.distance))},
+                                               distance=edge_distance(spec.distance))},
             sparse_vectors={LEXICAL: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
             # Every read is filtered to one user: no global graph (m=0), one HNSW graph per
             # user_id value instead (payload_m), as Qdrant recommends for multitenancy.
@@ -174,13 +174,13 @@ class EdgeStore(VectorStore):
         )
 
     def _load(self, shard: str) -> Any:
-        q = _edge()
+        q = edge_module()
         try:
             self._shards[shard] = q.EdgeShard.load(str(self.folder / SHARDS_DIR / shard),
                                                    self._config(None))
         except Exception as exc:  # qdrant_edge raises a bare Exception
-            if _is_lock_error(exc):
-                raise _locked_error(self.folder) from None
+            if is_lock_error(exc):
+                raise locked_error(self.folder) from None
             raise
         return self._shards[shard]
 
@@ -211,7 +211,7 @@ class EdgeStore(VectorStore):
         self._write_pointer()
 
     def build(self, name: str, spec: CollectionSpec) -> str:
-        q = _edge()
+        q = edge_module()
         temp = f"{name}-{uuid.uuid4().hex[:12]}"
         shard = q.EdgeShard.create(str(self.folder / SHARDS_DIR / temp), self._config(spec))
         shard.update(q.UpdateOperation.create_field_index(
@@ -256,11 +256,11 @@ class EdgeStore(VectorStore):
     def upsert(self, name: str, points: Sequence[PointData]) -> None:
         if not points:
             return
-        q = _edge()
+        q = edge_module()
         shard = self._shard(name)
         shard.update(q.UpdateOperation.upsert_points([
             q.Point(uuid.UUID(p.id), {
-                DENSE: _floats(p.vector),
+                DENSE: as_floats(p.vector),
                 LEXICAL: q.SparseVector(indices=list(p.sparse.indices),
                                         values=list(p.sparse.values)),
             }, p.payload)
@@ -271,76 +271,76 @@ class EdgeStore(VectorStore):
     def payloads(self, name: str, ids: Sequence[str], keys: Sequence[str]) -> dict[str, dict]:
         if not ids:
             return {}
-        q = _edge()
+        q = edge_module()
         records = self._shard(name).retrieve([uuid.UUID(i) for i in ids],
                                              q.PayloadSelector.Include(list(keys)), False)
         return {str(r.id): dict(r.payload or {}) for r in records}
 
     def scroll(self, name: str, where: Where | None = None, *,
                vectors: bool = False) -> Iterator[Found]:
-        q = _edge()
+        q = edge_module()
         shard = self._shard(name)
         offset = None
         while True:
             records, offset = shard.scroll(q.ScrollRequest(
-                offset=offset, limit=SCROLL_PAGE, filter=_edge_filter(where),
+                offset=offset, limit=SCROLL_PAGE, filter=edge_filter(where),
                 with_payload=True, with_vector=vectors))
             for r in records:
-                yield _found_from_edge(r, 0.0)
+                yield found_from_edge(r, 0.0)
             if offset is None:
                 return
 
     def count(self, name: str, where: Where | None = None) -> int:
-        q = _edge()
+        q = edge_module()
         return int(self._shard(name).count(q.CountRequest(exact=True,
-                                                          filter=_edge_filter(where))))
+                                                          filter=edge_filter(where))))
 
     def delete(self, name: str, where: Where) -> int:
-        q = _edge()
+        q = edge_module()
         n = self.count(name, where)
         if n:
             self._shard(name).update(q.UpdateOperation.delete_points_by_filter(
-                _edge_filter(where)))
+                edge_filter(where)))
             self._dirty = True
         return n
 
     def delete_payload(self, name: str, ids: Sequence[str], keys: Sequence[str]) -> None:
         if ids:
-            q = _edge()
+            q = edge_module()
             self._shard(name).update(q.UpdateOperation.delete_payload(
                 [uuid.UUID(i) for i in ids], list(keys)))
             self._dirty = True
 
     # -- queries ---------------------------------------------------------------------------
     def _params(self, where: Where) -> Any:
-        q = _edge()
+        q = edge_module()
         # IDF over this user's memories only: what "rare" means is per user.
-        return q.SearchParams(idf=q.IdfParams(corpus=_edge_filter(where)))
+        return q.SearchParams(idf=q.IdfParams(corpus=edge_filter(where)))
 
     def dense(self, name: str, vector: Sequence[float], limit: int, where: Where) -> list[Found]:
-        q = _edge()
+        q = edge_module()
         points = self._shard(name).query(q.QueryRequest(
-            limit=limit, query=q.Query.Nearest(_floats(vector), using=DENSE),
-            filter=_edge_filter(where), with_payload=True))
-        return [_found_from_edge(p) for p in points]
+            limit=limit, query=q.Query.Nearest(as_floats(vector), using=DENSE),
+            filter=edge_filter(where), with_payload=True))
+        return [found_from_edge(p) for p in points]
 
     def lexical(self, name: str, sparse: Sparse, limit: int, where: Where) -> list[Found]:
         if not len(sparse):
             return []
-        q = _edge()
+        q = edge_module()
         points = self._shard(name).query(q.QueryRequest(
             limit=limit, query=q.Query.Nearest(
                 q.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
                 using=LEXICAL),
-            filter=_edge_filter(where), with_payload=True, params=self._params(where)))
-        return [_found_from_edge(p) for p in points if p.score > 0]
+            filter=edge_filter(where), with_payload=True, params=self._params(where)))
+        return [found_from_edge(p) for p in points if p.score > 0]
 
     def hybrid(self, name: str, vector: Sequence[float], sparse: Sparse, limit: int,
                where: Where, fusion: FusionSpec, dense_floor: float | None) -> list[Found]:
-        q = _edge()
-        flt = _edge_filter(where)
+        q = edge_module()
+        flt = edge_filter(where)
         prefetches = [q.Prefetch(limit=fusion.pool,
-                                 query=q.Query.Nearest(_floats(vector), using=DENSE),
+                                 query=q.Query.Nearest(as_floats(vector), using=DENSE),
                                  filter=flt, score_threshold=dense_floor)]
         if len(sparse):
             prefetches.append(q.Prefetch(
@@ -353,7 +353,7 @@ class EdgeStore(VectorStore):
                  else q.Fusion.Rrf(k=fusion.k, weights=weights))
         points = self._shard(name).query(q.QueryRequest(
             limit=limit, prefetches=prefetches, query=query, filter=flt, with_payload=True))
-        return [_found_from_edge(p) for p in points]
+        return [found_from_edge(p) for p in points]
 
     def info(self, name: str) -> Any:
         """The engine's ``ShardInfo`` of ``name``: segments, points, indexed vectors, payload

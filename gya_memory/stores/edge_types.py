@@ -13,14 +13,14 @@ from ..payload import USER_ID
 from .common import DENSE, Found, LEXICAL, StoreLocked, Where
 
 
-def _edge() -> Any:
+def edge_module() -> Any:
     import qdrant_edge
 
     return qdrant_edge
 
 
-def _edge_distance(name: str) -> Any:
-    q = _edge()
+def edge_distance(name: str) -> Any:
+    q = edge_module()
     distances = {"cosine": q.Distance.Cosine, "dot": q.Distance.Dot,
                  "euclid": q.Distance.Euclid, "manhattan": q.Distance.Manhattan}
     try:
@@ -29,10 +29,10 @@ def _edge_distance(name: str) -> Any:
         raise ValueError(f"unknown distance {name!r}; one of {', '.join(distances)}") from None
 
 
-def _edge_filter(where: Where | None) -> Any:
+def edge_filter(where: Where | None) -> Any:
     if where is None:
         return None
-    q = _edge()
+    q = edge_module()
     conditions: list[Any] = []
     if where.user_id is not None:
         conditions.append(q.FieldCondition(key=USER_ID, match=q.MatchValue(value=where.user_id)))
@@ -49,7 +49,7 @@ def _edge_filter(where: Where | None) -> Any:
     return q.Filter(must=conditions) if conditions else None
 
 
-def _locked_error(folder: Path) -> StoreLocked:
+def locked_error(folder: Path) -> StoreLocked:
     return StoreLocked(
         f"the memory folder {folder} is open in another client (another kernel or "
         "process): Qdrant's write-ahead log there is locked. Close it there with "
@@ -58,15 +58,15 @@ def _locked_error(folder: Path) -> StoreLocked:
     )
 
 
-def _is_lock_error(exc: BaseException) -> bool:
+def is_lock_error(exc: BaseException) -> bool:
     return "WouldBlock" in str(exc) or "Resource temporarily unavailable" in str(exc)
 
 
-def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
+def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True))
 
 
-def _found_from_edge(point: Any, score: float | None = None) -> Found:
+def found_from_edge(point: Any, score: float | None = None) -> Found:
     vector = sparse = None
     raw = getattr(point, "vector", None)
     if isinstance(raw, dict):
