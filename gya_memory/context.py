@@ -204,13 +204,13 @@ def newest_wins(hits: list[HitLike], key: str) -> tuple[list[HitLike], list[HitL
         k = h.payload.get(key)
         if k is None:
             continue
-        if k not in newest or _when(h) > _when(newest[k]):
+        if k not in newest or written_at(h) > written_at(newest[k]):
             newest[k] = h
     kept = [h for h in hits if h.payload.get(key) is None or newest[h.payload[key]] is h]
     return kept, [h for h in hits if h not in kept]
 
 
-def _when(hit: HitLike) -> datetime:
+def written_at(hit: HitLike) -> datetime:
     """When a memory was written, as a datetime (strings would misorder ``+08:00`` and UTC
     times); a memory without a time, or with one that doesn't parse, counts as oldest."""
     try:

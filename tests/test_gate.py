@@ -525,3 +525,32 @@ def test_advice_rank_reader_skips_what_the_free_checks_drop_and_other_kinds() ->
     assert not any(model.readers)  # a general question: the judge only
     with pytest.raises(ValueError, match="advice_rank"):
         Gate(advice_rank="judge")  # type: ignore[arg-type]
+
+
+# -- a newer memory that says the fact changed ----------------------------------------------
+def test_a_fact_a_newer_memory_says_has_changed_does_not_answer() -> None:
+    question = "我现在买衣服一般在哪个平台下单？"
+    old = hit("买衣服一直在淘宝，开了88VIP", 0.90, created_at="2025-03-01T10:00:00")
+    new = hit("88VIP到期后没再续，现在买衣服很少上淘宝了", 0.88, created_at="2026-01-10T10:00:00")
+    reader = Probs(lambda fact: {"淘宝": HIGH, "unknown": 1 - HIGH} if fact.startswith("买衣服")
+                   else {"unknown": 1 - LOW, "很": LOW})
+    decisions = Gate(changed=True).apply(question, [old, new], floor=0.5, judge=reader)
+    assert reasons(decisions)[0] == (old.text, False, "changed since: " + new.text[:40])
+    assert decisions[0].p_yes == pytest.approx(HIGH)  # the reader's verdict is kept in the trace
+    assert passed(decisions) == []
+    # off (the default), the old fact passes; an older "change" changes nothing
+    assert passed(Gate().apply(question, [old, new], floor=0.5, judge=reader)) == [old]
+    older = hit(new.text, 0.88, created_at="2024-01-10T10:00:00")
+    assert passed(Gate(changed=True).apply(question, [old, older], floor=0.5, judge=reader)) == [old]
+
+
+def test_only_fact_questions_drop_a_changed_memory() -> None:
+    """For advice a still-true fact shares its name with a newer change ("Has a boxer named
+    Bruno" / "Bruno was switched to a prescription food"): on the tuning split the rule would
+    have dropped it, so it runs for fact questions only, even when turned on."""
+    question = "My neighbour gave me chicken treats for Bruno. Can I give him a few?"
+    dog = hit("Has a 5-year-old boxer named Bruno", 0.9, created_at="2025-01-01T00:00:00")
+    food = hit("Bruno was switched to a prescription food", 0.85, created_at="2026-01-01T00:00:00")
+    decisions = Gate(changed=True).apply(question, [dog, food], floor=0.5,
+                                         judge=Judge({dog.text: 0.9, food.text: 0.9}), kind="advice")
+    assert passed(decisions) == [dog, food]
