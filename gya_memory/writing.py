@@ -534,14 +534,16 @@ def decide(proposal: Proposal, memory: Any, llm: Any, *, compare_min: float | Ma
     if how == "rule":
         from .changes import change_marker, replaced_by, shared_keys
 
+        marker = change_marker(proposal.text)
+        if marker is None:
+            return Decision(proposal, "add", "no sign of change", compared)
         same = [h for h in close if _person(about_of_hit(h), h.text) == mine]
         old = replaced_by(proposal.text, same, session_id=session_id)
-        if old is not None:
-            return Decision(proposal, "update", f"changes a stored memory ({change_marker(proposal.text)!r}; "
-                            f"both name {', '.join(sorted(shared_keys(proposal.text, old.text)))})",
-                            compared, replaced=old.text)
-        return Decision(proposal, "add", "no sign of change" if change_marker(proposal.text) is None
-                        else "no earlier memory names the same thing", compared)
+        if old is None:
+            return Decision(proposal, "add", "no earlier memory names the same thing", compared)
+        both = ", ".join(sorted(shared_keys(proposal.text, old.text)))
+        return Decision(proposal, "update", f"changes a stored memory ({marker!r}; both name {both})",
+                        compared, replaced=old.text)
     eligible = [h for h in close if float(h.score) >= floor
                 and _person(about_of_hit(h), h.text) == mine][:pool]
     if not eligible or llm is None:
