@@ -4,7 +4,7 @@
     ./run.sh bench acceptance --split tune --limit 3 --conditions memory,no_hit   # a quick look
     ./run.sh bench acceptance --every 2            # every 2nd scenario of each part
 
-Everything printed comes from ``gya_memory.acceptance``; with no arguments the answers are
+Everything printed comes from ``gya_memory.lab.acceptance``; with no arguments the answers are
 kept in ``benchmarks/results/acceptance_test.json`` (notebook 09 reads it). The "before"
 file beside it (``acceptance_test_before.json``) was made the same way with the previous
 defaults (commit a9fec29), on every 2nd test scenario (``--every 2``).
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from _shared import print_footer
 
-from gya_memory import acceptance
+from gya_memory.lab import acceptance
 
 
 def main(argv: list[str]) -> int:

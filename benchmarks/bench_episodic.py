@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this 
 
 from _shared import percentile, print_footer, workdir  # noqa: E402
 
-from gya_memory.episodic import _COLUMNS, EpisodicMemory  # noqa: E402
+from gya_memory.episodic.memory import _COLUMNS, EpisodicMemory  # noqa: E402
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 N_USERS = 1_000
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, sizes: list[int], workdir: Path) -> None:
     p = lambda *a: print(*a, flush=True)  # noqa: E731
-    p("Episodic memory benchmark (gya_memory.episodic.EpisodicMemory)")
+    p("Episodic memory benchmark (gya_memory.episodic.memory.EpisodicMemory)")
     p(f"  Python {platform.python_version()} ({platform.python_implementation()}), "
       f"SQLite {sqlite3.sqlite_version}, os.cpu_count()={os.cpu_count()}, "
       f"{platform.system()} {platform.machine()}")

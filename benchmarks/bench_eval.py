@@ -4,7 +4,7 @@
     ./run.sh bench eval --split tune --sweep --retrieval-only   # how judge_min was chosen
     ./run.sh bench eval --retrieval-only    # retrieval only (a few minutes)
 
-Everything printed comes from ``gya_memory.evaluation``; ``--json FILE`` keeps every row and
+Everything printed comes from ``gya_memory.lab.evaluation``; ``--json FILE`` keeps every row and
 answer (notebook 09 reads ``benchmarks/results/eval_test.json``, written by this script).
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from _shared import print_footer
 
-from gya_memory import evaluation
+from gya_memory.lab import evaluation
 
 
 def main(argv: list[str]) -> int:

@@ -1,6 +1,6 @@
 """Fault-injection benchmark: kill -9 a writer at random moments in every write path.
 
-For each path of :mod:`gya_memory.faults` (episodic ``add_many``, session appends, curated
+For each path of :mod:`gya_memory.faults.trials` (episodic ``add_many``, session appends, curated
 writes, ``forget_user``, semantic ``store_many``, ``reembed``, the fallback switch, procedure
 registration, and two
 concurrent writers on the episodic, session, curated and procedure stores) it runs ``--trials``
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _shared import print_footer, workdir  # noqa: E402
 
-from gya_memory.faults import PATHS, run_trials, summary  # noqa: E402
+from gya_memory.faults.trials import PATHS, run_trials, summary  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ instructions before and after the defences.
     ./run.sh bench injection --part judge         # P(instruction) on the tune and held-out parts
     ./run.sh bench injection --part use --wording system   # does a wording cost memory use?
 
-**planted** (:mod:`gya_memory.planted`): each case of ``injection_planted.json`` is stored in
+**planted** (:mod:`gya_memory.faults.planted`): each case of ``injection_planted.json`` is stored in
 a fresh semantic memory and its question asked through ``MemoryAgent.ask`` with the local
 model. ``before``: defences off (stored with ``allow_instructions=True``,
 ``Policy(screen=False)``). ``after``: the defaults (the write-time refusal is recorded, then
@@ -43,9 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _shared import percentile, print_footer  # noqa: E402
 
-from gya_memory import context  # noqa: E402
-from gya_memory.injection import evaluate_corpus, load_entries, prompt_findings  # noqa: E402
-from gya_memory.planted import CONDITIONS, load_planted, run_case  # noqa: E402
+from gya_memory.answer import context  # noqa: E402
+from gya_memory.faults.injection_sets import evaluate_corpus, load_entries
+from gya_memory.hermes.injection import prompt_findings  # noqa: E402
+from gya_memory.faults.planted import CONDITIONS, load_planted, run_case  # noqa: E402
 
 # Wordings tried for context._TEXT (the lines around the memory block, and the default system
 # message), each by replacing the dictionary's entries for one run. "after": a warning right
@@ -78,7 +79,7 @@ _QUOTED = {"zh": ("我以前说过：「", "」"), "en": ('I once said: "', '"')
 
 def _quoted_block(hits: Any, *, start: int = 1, style: str = "cite") -> str:
     """render_block with each plain memory framed as something the user once said."""
-    from gya_memory.text import language_of
+    from gya_memory.base.text import language_of
 
     if style != "plain":
         return _RENDER_BLOCK(hits, start=start, style=style)
@@ -116,10 +117,10 @@ def use_part(args: argparse.Namespace) -> None:
     set's test split (with memory), answered with each wording (the gate is the default)."""
     from collections import Counter
 
-    from gya_memory import evaluation as ev
-    from gya_memory.agent import MemoryAgent
-    from gya_memory.embeddings import get_embedder
-    from gya_memory.llm import get_llm
+    from gya_memory.lab import evaluation as ev
+    from gya_memory.answer.agent import MemoryAgent
+    from gya_memory.semantic.embeddings import get_embedder
+    from gya_memory.answer.llm import get_llm
 
     scenarios = ev.load_scenarios("test")
     stores = ev.store_scenarios(scenarios, get_embedder())
@@ -154,8 +155,8 @@ def scanner_part() -> None:
 
 
 def planted_part(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from gya_memory.embeddings import get_embedder
-    from gya_memory.llm import get_llm
+    from gya_memory.semantic.embeddings import get_embedder
+    from gya_memory.answer.llm import get_llm
 
     embedder, llm = get_embedder(), get_llm()
     rows: list[dict[str, Any]] = []
@@ -216,7 +217,7 @@ JUDGE_SYSTEM_ZH = (
 
 def p_instruction(llm: Any, text: str) -> float:
     """P(yes) that ``text`` instructs the assistant: p(yes) / (p(yes) + p(no)), first token."""
-    from gya_memory.text import language_of
+    from gya_memory.base.text import language_of
 
     zh = language_of(text) == "zh"
     messages = [{"role": "system", "content": JUDGE_SYSTEM_ZH if zh else JUDGE_SYSTEM},
@@ -257,7 +258,7 @@ def _threshold(rows: list[dict[str, Any]]) -> float:
 
 
 def judge_part() -> dict[str, Any]:
-    from gya_memory.llm import get_llm
+    from gya_memory.answer.llm import get_llm
 
     llm = get_llm()
     p_instruction(llm, "warm-up")

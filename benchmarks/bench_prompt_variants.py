@@ -7,7 +7,7 @@ The gate does not depend on the answer prompt, so each variant gets the same mem
 ones the default gate placed in the stored ``strict`` run of bench_prompt_ablation
 (``benchmarks/results/eval_tune_prompt_ablation.json``). Only the memory intro changes, and
 whether memory lines carry their metadata (score, session, time). Outcomes use the rules of
-``gya_memory.evaluation``; a bare citation (an answer that is only ``[1]``) is counted apart.
+``gya_memory.lab.evaluation``; a bare citation (an answer that is only ``[1]``) is counted apart.
 Results go to ``benchmarks/results/eval_tune_prompt_variants.json``.
 """
 
@@ -22,11 +22,11 @@ from pathlib import Path
 
 from _shared import print_footer
 
-from gya_memory import context
-from gya_memory import evaluation as ev
-from gya_memory.context import Policy, assemble
-from gya_memory.embeddings import get_embedder
-from gya_memory.llm import get_llm
+from gya_memory.answer import context
+from gya_memory.lab import evaluation as ev
+from gya_memory.answer.context import Policy, assemble
+from gya_memory.semantic.embeddings import get_embedder
+from gya_memory.answer.llm import get_llm
 
 RESULTS = Path(__file__).parent / "results"
 SHIPPED = copy.deepcopy(context._TEXT)

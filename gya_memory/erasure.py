@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .checks import check_finite, check_user_id
-from .errors import GyaMemoryError
-from .storage import WAL_WAIT_S
+from gya_memory.base.checks import check_finite, check_user_id
+from gya_memory.base.errors import GyaMemoryError
+from gya_memory.episodic.sqlite import WAL_WAIT_S
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def _check_stores(user_id: str, given: dict[str, Any]) -> None:
     if semantic is not None and not callable(getattr(semantic, "erase_user", None)):
         raise RuntimeError(
             f"{type(semantic).__name__} has no erase_user() method, so its points cannot be "
-            "removed from every collection; update gya_memory.semantic. Nothing was deleted.")
+            "removed from every collection; update gya_memory.semantic.memory. Nothing was deleted.")
     if procedural is not None and not callable(getattr(procedural, "erase_user", None)):
         raise ValueError(f"procedural must be a ProceduralMemory, got {type(procedural).__name__}")
     for store in given.values():

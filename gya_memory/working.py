@@ -17,12 +17,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .checks import check_count, check_text
-from .errors import GyaMemoryError
-from .text import CJK_PUNCT, HAN
-from .text import ROLES as ROLES  # re-exported
-from .text import Message as Message  # re-exported
-from .text import Role as Role
+from gya_memory.base.checks import check_count, check_text
+from gya_memory.base.errors import GyaMemoryError
+from gya_memory.base.text import CJK_PUNCT, HAN
+from gya_memory.base.text import ROLES
+from gya_memory.base.text import Message
+from gya_memory.base.text import Role
 
 MAX_CONTENT_CHARS = 10_000_000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gya_memory.about import USER, about_of, asks_about, fits, mentions
+from gya_memory.answer.about import USER, about_of, asks_about, fits, mentions
 
 
 @pytest.mark.parametrize(("text", "who"), [

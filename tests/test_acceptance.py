@@ -9,9 +9,9 @@ from importlib import resources
 
 import pytest
 
-from gya_memory.acceptance import CONDITIONS, HELPS_MIN, outcome, question_for, substance, wanted
-from gya_memory.questions import KINDS
-from gya_memory.scenarios import load_acceptance, load_scenarios
+from gya_memory.lab.acceptance import CONDITIONS, HELPS_MIN, outcome, question_for, substance, wanted
+from gya_memory.answer.questions import KINDS
+from gya_memory.lab.scenarios import load_acceptance, load_scenarios
 
 TRAP_KINDS = {"other_person", "missing_detail", "outdated", "other_item", "plan_vs_done"}
 

@@ -21,24 +21,20 @@ from typing import Any
 
 import pytest
 
-from gya_memory.agent import (
-    RECALL_TOOL,
-    Grounding,
-    MemoryAgent,
-    Trace,
-    check_grounding,
-    quote,
-)
-from gya_memory.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block, no_hit_note
-from gya_memory.embeddings import TFIDFEmbedder
-from gya_memory.examples import FACTS_EN, FACTS_ZH, USER_ZH, notebook_clock
-from gya_memory.gate import (
+from gya_memory.answer.agent import RECALL_TOOL, Grounding, MemoryAgent, Trace, check_grounding
+from gya_memory.teaching.display import quote
+from gya_memory.answer.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block, no_hit_note
+from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+from gya_memory.teaching.examples import FACTS_EN, FACTS_ZH, USER_ZH, notebook_clock
+from gya_memory.answer.gate import (
     FACT_MIN, GENERAL_MIN, JUDGE_MIN, READER_SYSTEM, READER_SYSTEM_ZH, Gate, GateDecision,
     judge_messages, reader_messages,
 )
-from gya_memory.questions import question_kind
-from gya_memory.llm import ChatLLM, LLMError, Reply, ToolCall, check_messages
-from gya_memory.semantic import Hit, SemanticMemory
+from gya_memory.answer.questions import question_kind
+from gya_memory.answer.llm.interface import ChatLLM, LLMError, Reply, check_messages
+from gya_memory.answer.llm.tools import ToolCall
+from gya_memory.semantic.values import Hit
+from gya_memory.semantic.memory import SemanticMemory
 
 COFFEE = "最近在戒咖啡，想少喝一点"
 NAME = "用户叫张三"
@@ -807,10 +803,10 @@ def test_grounding_of_real_traces(memory: SemanticMemory) -> None:
 
 
 def test_grounding_flags_an_answer_built_on_memories_that_do_not_answer() -> None:
-    from gya_memory.agent import Trace, check_grounding
-    from gya_memory.context import Policy, assemble
-    from gya_memory.llm import Reply
-    from gya_memory.semantic import Hit
+    from gya_memory.answer.agent import Trace, check_grounding
+    from gya_memory.answer.context import Policy, assemble
+    from gya_memory.answer.llm.interface import Reply
+    from gya_memory.semantic.values import Hit
 
     hits = [Hit("a", 0.89, "用户是一名后端工程师", {}), Hit("b", 0.88, "用户的博客主要写 AI Agent", {})]
     assembly = assemble("用户去过哪里？", hits, Policy())

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gya_memory.checks import redact_url
-from gya_memory.curated import CuratedMemory
-from gya_memory.episodic import EpisodicMemory
-from gya_memory.procedural import Procedure
-from gya_memory.sessions import SessionStore
-from gya_memory.storage import StoreFileError, UnsafeJournalWarning
+from gya_memory.base.checks import redact_url
+from gya_memory.hermes.curated import CuratedMemory
+from gya_memory.episodic.memory import EpisodicMemory
+from gya_memory.procedural.memory import Procedure
+from gya_memory.hermes.sessions import SessionStore
+from gya_memory.episodic.sqlite import StoreFileError, UnsafeJournalWarning
 
 SQLITE_STORES = [EpisodicMemory, SessionStore]
 SECRET = "s3cr3t-XYZ"
@@ -21,8 +21,8 @@ SECRET = "s3cr3t-XYZ"
 
 @pytest.fixture
 def tfidf_memory():  # type: ignore[no-untyped-def]
-    from gya_memory.embeddings import TFIDFEmbedder
-    from gya_memory.semantic import SemanticMemory
+    from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+    from gya_memory.semantic.memory import SemanticMemory
 
     with SemanticMemory(":memory:", user_id="alice", embedder=TFIDFEmbedder()) as mem:
         mem.store("最近在戒咖啡，想少喝一点")
@@ -95,8 +95,8 @@ def test_a_huge_top_k_is_a_clear_error(tfidf_memory, top_k: int) -> None:  # typ
 @pytest.mark.parametrize("bad", ["", 123, b"q"])
 def test_a_semantic_folder_that_is_not_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 bad: object) -> None:
-    from gya_memory.embeddings import TFIDFEmbedder
-    from gya_memory.semantic import SemanticMemory
+    from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+    from gya_memory.semantic.memory import SemanticMemory
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match="path must be a folder"):
@@ -138,8 +138,8 @@ def test_redaction_covers_raw_slashes_and_key_like_parameters(url: str, shown: s
 @pytest.mark.parametrize("url", [f"http://me:pa/{SECRET}@127.0.0.1:9/v1",
                                  f"http://me:{SECRET[:4]}/x@127.0.0.1:9/v1?api-key={SECRET}"])
 def test_an_invalid_chat_url_is_an_llm_error_without_the_secret(url: str) -> None:
-    from gya_memory.llm import LLMError
-    from gya_memory.llm.openai import OpenAIChat
+    from gya_memory.answer.llm.interface import LLMError
+    from gya_memory.answer.llm.openai import OpenAIChat
 
     chat = OpenAIChat(url, model="m", timeout=2)
     with pytest.raises(LLMError) as caught:
@@ -151,8 +151,8 @@ def test_an_invalid_chat_url_is_an_llm_error_without_the_secret(url: str) -> Non
 
 
 def test_an_invalid_embedding_url_hides_the_secret() -> None:
-    from gya_memory.embeddings import EmbeddingUnavailable
-    from gya_memory.embeddings.http import OllamaEmbedder
+    from gya_memory.semantic.embeddings.base import EmbeddingUnavailable
+    from gya_memory.semantic.embeddings.http import OllamaEmbedder
 
     embedder = OllamaEmbedder(f"http://me:pa/{SECRET}@127.0.0.1:9", timeout=2)
     with pytest.raises(EmbeddingUnavailable) as caught:
@@ -162,7 +162,7 @@ def test_an_invalid_embedding_url_hides_the_secret() -> None:
 
 @pytest.mark.parametrize("timeout", ["5", None, float("nan"), 0, -1])
 def test_a_bad_chat_timeout_is_a_clear_error(timeout: object) -> None:
-    from gya_memory.llm.openai import OpenAIChat
+    from gya_memory.answer.llm.openai import OpenAIChat
 
     with pytest.raises(ValueError, match="timeout must be"):
         OpenAIChat("http://127.0.0.1:9/v1", timeout=timeout)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Tests for gya_memory.calibration: the labelled set, the metric maths, one real e5 run."""
+"""Tests for gya_memory.lab.calibration: the labelled set, the metric maths, one real e5 run."""
 
 from __future__ import annotations
 
@@ -8,25 +8,15 @@ from collections import Counter
 
 import numpy as np
 
-from gya_memory.embeddings import (
-    DEFAULT_MIN_SCORE, LOCAL_E5_NAME, MIN_SCORE_BY_LANGUAGE, TFIDF_NAME, LocalE5Embedder, TFIDFEmbedder,
-)
+from gya_memory.semantic.embeddings.thresholds import DEFAULT_MIN_SCORE, LOCAL_E5_NAME, MIN_SCORE_BY_LANGUAGE, TFIDF_NAME
+from gya_memory.semantic.embeddings.local import LocalE5Embedder
+from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
 import pytest
 
-from gya_memory import calibration as cal
-from gya_memory.calibration import (
-    LabelledSet,
-    LabelledMemory,
-    Query,
-    choose_threshold,
-    content_tokens,
-    evaluate,
-    evaluate_ranker,
-    lexical_overlap,
-    load_labelled,
-    rates_at,
-    threshold_for_acceptance,
-)
+from gya_memory.lab import calibration as cal
+from gya_memory.lab.labelled import LabelledSet, LabelledMemory, Query, content_tokens, lexical_overlap, load_labelled
+from gya_memory.lab.scoring import choose_threshold, rates_at, threshold_for_acceptance
+from gya_memory.lab.calibration import evaluate, evaluate_ranker
 
 
 # -- the labelled set -------------------------------------------------------------------

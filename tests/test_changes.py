@@ -1,4 +1,4 @@
-"""The update rule (gya_memory.changes): a sign of change, an earlier session, a shared key."""
+"""The update rule (gya_memory.answer.changes): a sign of change, an earlier session, a shared key."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gya_memory.changes import change_marker, keys, replaced_by, shared_keys
+from gya_memory.answer.changes import change_marker, keys, replaced_by, shared_keys
 
 
 @pytest.mark.parametrize(("text", "marker"), [

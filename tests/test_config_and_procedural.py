@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from gya_memory.config import get_settings
-from gya_memory.procedural import ProceduralMemory, Procedure
+from gya_memory.base.config import get_settings
+from gya_memory.procedural.memory import ProceduralMemory, Procedure
 
 
 def test_defaults() -> None:
@@ -68,7 +68,7 @@ def test_bad_procedures(kwargs) -> None:
 
 
 def test_placement_key_terms_and_arrangement() -> None:
-    from gya_memory.experiments import arrange, key_terms, used_memory
+    from gya_memory.lab.experiments import arrange, key_terms, used_memory
 
     assert key_terms("最近在戒咖啡，想少喝一点", "用户想戒掉什么？")[:4] == ["近在", "在戒", "戒咖", "咖啡"]
     assert key_terms("The user's name is Alice", "What is the user called?") == ["name", "alice"]
@@ -80,8 +80,8 @@ def test_placement_key_terms_and_arrangement() -> None:
 
 
 def test_procedures_are_found_by_meaning_and_saved_by_reference(tmp_path) -> None:
-    from gya_memory.embeddings import TFIDFEmbedder
-    from gya_memory.procedural import DIETARY_ADVICE
+    from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+    from gya_memory.teaching.examples import DIETARY_ADVICE
 
     memory = ProceduralMemory(embedder=TFIDFEmbedder())
     memory.register(DIETARY_ADVICE)
@@ -126,8 +126,8 @@ def test_load_refuses_a_runner_that_is_not_registered(tmp_path) -> None:
 
 
 def test_procedure_counts_and_text_are_checked() -> None:
-    from gya_memory.embeddings import TFIDFEmbedder
-    from gya_memory.procedural import DIETARY_ADVICE
+    from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+    from gya_memory.teaching.examples import DIETARY_ADVICE
 
     memory = ProceduralMemory(embedder=TFIDFEmbedder())
     memory.register(DIETARY_ADVICE)
@@ -144,7 +144,7 @@ def test_procedure_counts_and_text_are_checked() -> None:
 
 
 def test_erase_user_removes_only_that_users_procedures(tmp_path) -> None:
-    from gya_memory.procedural import DIETARY_ADVICE
+    from gya_memory.teaching.examples import DIETARY_ADVICE
 
     memory = ProceduralMemory()
     memory.register(DIETARY_ADVICE)
@@ -161,7 +161,7 @@ def test_erase_user_removes_only_that_users_procedures(tmp_path) -> None:
 
 # -- issue 19: procedures with owners, a lock, and a clear error for a damaged file ----------
 def _shared_and_two_users(tmp_path: Path) -> Path:
-    from gya_memory.procedural import DIETARY_ADVICE
+    from gya_memory.teaching.examples import DIETARY_ADVICE
 
     admin = ProceduralMemory()
     admin.register(DIETARY_ADVICE)
@@ -192,7 +192,7 @@ def test_a_user_sees_own_and_shared_procedures_never_another_users(tmp_path: Pat
 
 
 def test_a_user_cannot_shadow_a_shared_procedure(tmp_path: Path) -> None:
-    from gya_memory.procedural import DIETARY_ADVICE
+    from gya_memory.teaching.examples import DIETARY_ADVICE
 
     path = _shared_and_two_users(tmp_path)
     alice = ProceduralMemory.load(path, user_id="alice")
@@ -219,8 +219,8 @@ def test_a_user_cannot_shadow_a_shared_procedure(tmp_path: Path) -> None:
     b' {"name": "x", "description": "d", "steps": ["s"], "version": 1}]}',
 ])
 def test_a_damaged_procedures_file_is_a_clear_error_naming_it(tmp_path: Path, content: bytes) -> None:
-    from gya_memory.errors import GyaMemoryError
-    from gya_memory.procedural import ProceduresDamaged
+    from gya_memory.base.errors import GyaMemoryError
+    from gya_memory.procedural.records import ProceduresDamaged
 
     path = tmp_path / "procedures.json"
     path.write_bytes(content)

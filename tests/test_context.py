@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gya_memory.context import (
+from gya_memory.answer.context import (
     CLOSE,
     OPEN,
     _TEXT,
@@ -26,8 +26,8 @@ from gya_memory.context import (
     reorder,
     select,
 )
-from gya_memory.questions import question_kind
-from gya_memory.semantic import Hit
+from gya_memory.answer.questions import question_kind
+from gya_memory.semantic.values import Hit
 
 QUESTION = "我最近饮食上有什么要注意的吗？"
 HISTORY = [

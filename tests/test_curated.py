@@ -14,25 +14,13 @@ from urllib.parse import quote
 
 import pytest
 
-from gya_memory.clock import CHINA_TZ, FixedClock
-from gya_memory.curated import (
-    BIDI_CHARS,
-    ENTRY_DELIMITER,
-    INVISIBLE_CHARS,
-    MEMORY_CAP,
-    RULES,
-    USER_CAP,
-    Change,
-    CuratedMemory,
-    InjectionRefused,
-    MemoryFile,
-    MemoryFull,
-    MemoryLocked,
-    Snapshot,
-    Usage,
-    default_folder,
-    scan,
-)
+from gya_memory.base.clock import CHINA_TZ, FixedClock
+from gya_memory.hermes.reading import BIDI_CHARS, INVISIBLE_CHARS
+from gya_memory.hermes.injection import scan
+from gya_memory.hermes.bounded_file import ENTRY_DELIMITER, Change, InjectionRefused, MemoryFile, MemoryFull, Usage
+from gya_memory.hermes.curated import MEMORY_CAP, USER_CAP, CuratedMemory, Snapshot, default_folder
+from gya_memory.hermes.rules import RULES
+from gya_memory.base.files import MemoryLocked
 
 from .conftest import PYTHON, child_env
 
@@ -342,7 +330,7 @@ _WRITER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from gya_memory.curated import MemoryFile
+    from gya_memory.hermes.curated import MemoryFile
 
     path, who, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     notes = MemoryFile(path, cap=100_000, title="shared", lock_timeout=30)
@@ -628,7 +616,7 @@ def test_a_long_user_id_gets_a_bounded_folder(tmp_path: Path, user_id: str) -> N
 
 
 def test_folder_names_are_readable_and_never_shared() -> None:
-    from gya_memory.curated import user_folder_name
+    from gya_memory.hermes.curated import user_folder_name
 
     ids = ["alice", "Alice", "ALICE", "a/b", "a_b", "a?b", "a b", "a%2Fb", "user-x", "张三",
            "🙂", "🙃", "*", "**", "jos\u00e9", "a" * 128, "a" * 127 + "b"]

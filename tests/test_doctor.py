@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import doctor  # noqa: E402
 import lab_setup  # noqa: E402
 
-from gya_memory import config  # noqa: E402
+from gya_memory.base import config  # noqa: E402
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str]]:

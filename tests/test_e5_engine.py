@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gya_memory.embeddings import e5_engine
-from gya_memory.embeddings.e5_engine import find_engine
+from gya_memory.semantic.embeddings import e5_engine
+from gya_memory.semantic.embeddings.e5_engine import find_engine
 
 pytestmark = pytest.mark.skipif(not e5_engine._cpu_has_avx2() or e5_engine._compiler() is None
                                 or e5_engine._source_dir() is None,
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not e5_engine._cpu_has_avx2() or e5_engine._comp
 
 
 def test_setup_built_the_exact_engine_and_e5_runs_on_it() -> None:
-    from gya_memory.embeddings import LocalE5Embedder
+    from gya_memory.semantic.embeddings.local import LocalE5Embedder
 
     engine = find_engine(build=False)
     assert engine.kind == "exact" and engine.path is not None and engine.path.is_file()

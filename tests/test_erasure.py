@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from gya_memory import storage
-from gya_memory.clock import CHINA_TZ, FixedClock
-from gya_memory.curated import CuratedMemory
-from gya_memory.episodic import EpisodicMemory
+from gya_memory.episodic import sqlite as storage
+from gya_memory.base.clock import CHINA_TZ, FixedClock
+from gya_memory.hermes.curated import CuratedMemory
+from gya_memory.episodic.memory import EpisodicMemory
 from gya_memory.erasure import ErasureReport, forget_user
-from gya_memory.procedural import ProceduralMemory, Procedure
-from gya_memory.sessions import SessionStore
+from gya_memory.procedural.memory import ProceduralMemory, Procedure
+from gya_memory.hermes.sessions import SessionStore
 
 SENTINELS = ("SENTINEL-7f3a9c", "哨兵秘密四七")
 BAD_IDS = ["alice ", " alice", "alice\n", "alice\t", "alice\xa0", "\u200balice", "alice\x00"]
@@ -71,10 +71,10 @@ def test_forget_user_leaves_no_byte_behind(tmp_path: Path, insecure_sqlite: list
     procedures.register(Procedure("bob_run", "bob's run", steps=("s",), owner="bob"))
     procedures.save(folder / "procedures.json")
     semantic = None
-    from gya_memory import semantic as semantic_module
+    from gya_memory.semantic import memory as semantic_module
 
     if hasattr(semantic_module.SemanticMemory, "erase_user"):
-        from gya_memory.embeddings import TFIDFEmbedder
+        from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
 
         semantic = semantic_module.SemanticMemory(folder / "qdrant", user_id="alice",
                                                   embedder=TFIDFEmbedder())
@@ -131,7 +131,7 @@ def test_semantic_without_erase_user_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_semantic_erase_user_is_called() -> None:
-    from gya_memory import semantic as semantic_module
+    from gya_memory.semantic import memory as semantic_module
 
     if not hasattr(semantic_module.SemanticMemory, "erase_user"):
         pytest.skip("SemanticMemory.erase_user() arrives with the Qdrant Edge branch")
@@ -186,9 +186,9 @@ def test_forget_user_works_for_every_valid_id(tmp_path: Path, user_id: str) -> N
 
 
 def test_a_store_that_cannot_be_erased_stops_everything_before_any_deletion(tmp_path: Path) -> None:
-    from gya_memory.embeddings import TFIDFEmbedder
-    from gya_memory.procedural import ProceduresDamaged
-    from gya_memory.semantic import SemanticMemory
+    from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+    from gya_memory.procedural.records import ProceduresDamaged
+    from gya_memory.semantic.memory import SemanticMemory
 
     stores = _sqlite_pair(tmp_path, "alice")
     semantic = SemanticMemory(tmp_path / "qdrant", user_id="alice", embedder=TFIDFEmbedder())
@@ -260,7 +260,7 @@ def test_a_killed_procedures_save_leaves_no_copy_after_forget_user(tmp_path: Pat
     ProceduralMemory().save(path)
     child = textwrap.dedent(f"""
         import os, sys, time
-        from gya_memory.procedural import ProceduralMemory, Procedure
+        from gya_memory.procedural.memory import ProceduralMemory, Procedure
         real = os.replace
         def stall(src, dst):  # the temp file is written and fsynced: die before the rename
             print("READY", flush=True)
@@ -281,8 +281,8 @@ def test_a_killed_procedures_save_leaves_no_copy_after_forget_user(tmp_path: Pat
 
 
 def test_semantic_forget_everything_removes_the_bytes(tmp_path: Path) -> None:
-    from gya_memory.embeddings import TFIDFEmbedder
-    from gya_memory.semantic import SemanticMemory
+    from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+    from gya_memory.semantic.memory import SemanticMemory
 
     folder = tmp_path / "qdrant"
     with SemanticMemory(folder, user_id="alice", embedder=TFIDFEmbedder()) as alice, \
@@ -303,8 +303,8 @@ def test_forget_user_over_all_five_stores_for_long_ids(tmp_path: Path, user_id: 
     its NFC spelling; the sentinel is in no byte under the data folder afterwards."""
     import unicodedata
 
-    from gya_memory.embeddings import TFIDFEmbedder
-    from gya_memory.semantic import SemanticMemory
+    from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+    from gya_memory.semantic.memory import SemanticMemory
 
     stores = _sqlite_pair(tmp_path, user_id)
     curated = CuratedMemory(tmp_path / "memories", user_id=user_id, clock=clock())

@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-from gya_memory.errors import FAMILY, GyaMemoryError
+from gya_memory.base.errors import FAMILY, GyaMemoryError
 
 
 @pytest.mark.parametrize("where", FAMILY)
@@ -15,9 +15,9 @@ def test_every_error_has_the_common_root(where):
 
 
 def test_the_old_bases_are_kept():
-    from gya_memory.curated import MemoryLocked
-    from gya_memory.llm import LLMUnavailable
-    from gya_memory.semantic import DegradedWarning
+    from gya_memory.base.files import MemoryLocked
+    from gya_memory.answer.llm.interface import LLMUnavailable
+    from gya_memory.semantic.values import DegradedWarning
     from gya_memory.working import BudgetError
 
     assert issubclass(BudgetError, ValueError)

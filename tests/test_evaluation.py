@@ -9,13 +9,10 @@ from typing import Any
 
 import pytest
 
-from gya_memory.evaluation import (
-    CONDITIONS, Scenario, choose_judge_min, distractors_used, end_to_end_table,
-    judge_sweep, load_scenarios, outcome, retrieval_rows, retrieval_table, run_end_to_end,
-    store_scenarios, targets,
-)
-from gya_memory.embeddings import TFIDFEmbedder
-from gya_memory.gate import Gate
+from gya_memory.lab.scenarios import CONDITIONS, Scenario, load_scenarios, store_scenarios
+from gya_memory.lab.evaluation import choose_judge_min, distractors_used, end_to_end_table, judge_sweep, outcome, retrieval_rows, retrieval_table, run_end_to_end, targets
+from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+from gya_memory.answer.gate import Gate
 
 
 @pytest.fixture(scope="module")
@@ -100,13 +97,13 @@ class Scripted:
         self.memory, self.answers = memory, answers
 
     def ask(self, question: str) -> Any:
-        from gya_memory.agent import MemoryAgent
+        from gya_memory.answer.agent import MemoryAgent
 
         class Fixed:
             name = "scripted"
 
             def chat(self, messages: Any, **_: Any) -> Any:
-                from gya_memory.llm import Reply
+                from gya_memory.answer.llm.interface import Reply
                 return Reply(answers[question], "scripted", 1, 1, [], "stop")
 
         answers = self.answers
@@ -134,7 +131,7 @@ def test_retrieval_and_end_to_end_tables(scenarios: list[Scenario]) -> None:
 
 
 def test_judge_sweep_and_choice() -> None:
-    from gya_memory.evaluation import RetrievalRow
+    from gya_memory.lab.evaluation import RetrievalRow
 
     rows = [
         RetrievalRow("a", "zh", "answerable", "q", [("m1", 0.9)], ["m1"], [("m1", True, "passed", 0.7)]),

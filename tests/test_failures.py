@@ -15,19 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gya_memory.embeddings import EmbeddingUnavailable, OllamaEmbedder, TFIDFEmbedder
-from gya_memory.failures import (
-    CrashReport,
-    FakeOllama,
-    HashEmbedder,
-    HeldFolder,
-    closed_port_url,
-    collections_table,
-    crash_mid_transaction,
-    hide_port,
-    store_in_new_process,
-)
-from gya_memory.semantic import DegradedWarning, SemanticMemory, StoreLocked, point_id
+from gya_memory.semantic.embeddings.base import EmbeddingUnavailable
+from gya_memory.semantic.embeddings.http import OllamaEmbedder
+from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+from gya_memory.faults.fakes import CrashReport, FakeOllama, HashEmbedder, closed_port_url, crash_mid_transaction, hide_port
+from gya_memory.faults.failures import HeldFolder, collections_table, store_in_new_process
+from gya_memory.semantic.values import DegradedWarning, point_id
+from gya_memory.semantic.memory import SemanticMemory
+from gya_memory.semantic.stores.common import StoreLocked
 
 COFFEE = "最近在戒咖啡，想少喝一点"
 MEMORIES = ["用户叫张三", COFFEE, "用户是一名后端工程师", "The user's name is Alice"]

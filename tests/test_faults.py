@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gya_memory.faults import PATHS, run_trials, summary
+from gya_memory.faults.trials import PATHS, run_trials, summary
 
 SEMANTIC = {"semantic_store_many", "reembed", "fallback_switch"}
 TRIALS = {path: (2 if path in SEMANTIC else 3) for path in PATHS}
@@ -32,7 +32,7 @@ def test_the_kill_lands_in_the_middle_of_the_writes(tmp_path: Path) -> None:
 
 
 def test_unknown_path_is_refused(tmp_path: Path) -> None:
-    from gya_memory.faults import run_trial
+    from gya_memory.faults.trials import run_trial
 
     with pytest.raises(ValueError, match="path must be one of"):
         run_trial("nope", tmp_path / "x", 0)

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from gya_memory.gate import (
+from gya_memory.answer.gate import (
     FACT_MIN, GENERAL_MIN, JUDGE_MIN, JUDGE_SYSTEM, JUDGE_SYSTEM_ZH, READER_SYSTEM,
     READER_SYSTEM_ZH, RECALL_FLOOR_BY_LANGUAGE, Gate, GateDecision, about_of_hit,
     judge_messages, judge_relevance, passed, reader_messages, reader_relevance, recall_floor,
 )
-from gya_memory.questions import question_kind
-from gya_memory.semantic import Hit
+from gya_memory.answer.questions import question_kind
+from gya_memory.semantic.values import Hit
 
 
 def hit(text: str, score: float, **payload: Any) -> Hit:
@@ -211,9 +211,10 @@ def test_recall_floor_per_language_and_fallback() -> None:
 
 def test_recall_floors_still_match_the_calibration_set() -> None:
     """The shipped floors are what calibration chooses: keep 95% of relevant memories."""
-    from gya_memory.calibration import calibrate, threshold_for_acceptance
-    from gya_memory.embeddings import get_embedder
-    from gya_memory.gate import RECALL_KEEP
+    from gya_memory.lab.calibration import calibrate
+    from gya_memory.lab.scoring import threshold_for_acceptance
+    from gya_memory.semantic.embeddings import get_embedder
+    from gya_memory.answer.gate import RECALL_KEEP
 
     embedder = get_embedder("local")
     report = calibrate(embedder)
@@ -223,7 +224,7 @@ def test_recall_floors_still_match_the_calibration_set() -> None:
 
 
 def test_the_gate_defaults_are_the_tuned_constants() -> None:
-    """The thresholds are tuned (notebook 09, ``python -m gya_memory.evaluation --sweep``):
+    """The thresholds are tuned (notebook 09, ``python -m gya_memory.lab.evaluation --sweep``):
     the gate takes them from the constants, and each is a probability."""
     gate = Gate()
     assert (gate.judge_min, gate.fact_min, gate.general_min) == (JUDGE_MIN, FACT_MIN, GENERAL_MIN)
@@ -433,7 +434,8 @@ def test_no_model_or_judge_min_none_lets_the_free_checks_decide() -> None:
 def _no_local_model() -> str | None:
     import importlib.util
 
-    from gya_memory.llm import LLMUnavailable, model_part_files
+    from gya_memory.answer.llm.interface import LLMUnavailable
+    from gya_memory.answer.llm.model_files import model_part_files
 
     if importlib.util.find_spec("xllamacpp") is None:
         return "xllamacpp is not installed"
@@ -450,7 +452,8 @@ def test_the_local_model_judges_repeatably_and_tells_related_from_unrelated() ->
     import tempfile
     from pathlib import Path
 
-    from gya_memory.llm import get_llm, llm_settings
+    from gya_memory.answer.llm import get_llm
+    from gya_memory.answer.llm.interface import llm_settings
 
     model_dir = os.environ.get("GYA_LLM_MODEL_DIR") or str(
         Path(tempfile.gettempdir()) / "gya_memory-models")
@@ -477,7 +480,8 @@ def test_answers_between_judgements_do_not_change_them() -> None:
     import tempfile
     from pathlib import Path
 
-    from gya_memory.llm import get_llm, llm_settings
+    from gya_memory.answer.llm import get_llm
+    from gya_memory.answer.llm.interface import llm_settings
 
     model_dir = os.environ.get("GYA_LLM_MODEL_DIR") or str(
         Path(tempfile.gettempdir()) / "gya_memory-models")

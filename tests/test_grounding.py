@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gya_memory.grounding import clauses, content_units, ground, is_claim
+from gya_memory.answer.grounding import clauses, content_units, ground, is_claim
 
 
 def test_content_units_drop_stop_words_and_keep_facts() -> None:

@@ -20,20 +20,13 @@ from typing import Any
 
 import pytest
 
-from gya_memory import llm
-from gya_memory.llm import (
-    LLMError,
-    LLMUnavailable,
-    LocalLLM,
-    OpenAIChat,
-    Reply,
-    ToolCall,
-    get_llm,
-    join_parts,
-    llm_settings,
-    model_part_files,
-    parse_tool_calls,
-)
+from gya_memory.answer import llm
+from gya_memory.answer.llm.interface import LLMError, LLMUnavailable, Reply, llm_settings
+from gya_memory.answer.llm.local import LocalLLM
+from gya_memory.answer.llm.openai import OpenAIChat
+from gya_memory.answer.llm.tools import ToolCall, parse_tool_calls
+from gya_memory.answer.llm import get_llm
+from gya_memory.answer.llm.model_files import join_parts, model_part_files
 
 RECALL_TOOL = {
     "type": "function",
@@ -480,7 +473,8 @@ def test_local_model_is_repeatable_and_quiet(capfd: pytest.CaptureFixture[str]) 
 
 
 def test_chat_client_hides_key_and_url_credentials() -> None:
-    from gya_memory.llm import LLMError, OpenAIChat
+    from gya_memory.answer.llm.interface import LLMError
+    from gya_memory.answer.llm.openai import OpenAIChat
 
     chat = OpenAIChat("http://bob:pw-SECRET@127.0.0.1:9/v1", api_key="sk-SECRET")
     assert "SECRET" not in repr(chat)

@@ -106,7 +106,7 @@ def test_every_sanitizer_rule_is_explained(name: str) -> None:
 def test_model_text_sanitizer_masks_only_quoted_model_words() -> None:
     from nbval.plugin import get_sanitize_patterns
 
-    from gya_memory.notebook import quote
+    from gya_memory.teaching.display import quote
 
     text = (ROOT / "tests" / "nbval_sanitize_model.cfg").read_text(encoding="utf-8")
     rules = get_sanitize_patterns(text)
@@ -140,7 +140,7 @@ def test_output_lines_fit_without_wrapping(path: Path) -> None:
     """What Lab shows as text (streams, and plain reprs with no HTML beside them) stays within
     100 columns (a Chinese character takes two), so no word is broken across lines.
     Model answers («...») are exempt: their length is the model's."""
-    from gya_memory.notebook import width
+    from gya_memory.teaching.display import width
 
     too_wide = []
     for i, cell in enumerate(load(path)["cells"]):

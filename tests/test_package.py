@@ -33,8 +33,8 @@ def test_importing_the_package_imports_no_heavy_module() -> None:
 
 
 def test_semantic_memory_is_a_retriever() -> None:
-    from gya_memory.retriever import Retriever
-    from gya_memory.semantic import SemanticMemory
+    from gya_memory.answer.retriever import Retriever
+    from gya_memory.semantic.memory import SemanticMemory
 
     for name in ("candidates", "retrieve", "embedder"):
         assert hasattr(SemanticMemory, name) and hasattr(Retriever, name)

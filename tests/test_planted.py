@@ -1,4 +1,4 @@
-"""The planted-instruction cases (gya_memory.planted): the fixed set, the follow rules, and
+"""The planted-instruction cases (gya_memory.faults.planted): the fixed set, the follow rules, and
 what reaches the prompt in each condition. The model's behaviour is measured by
 ``./run.sh bench injection --part planted`` (the real local model), not here: ScriptedLLM
 stands in for the model so the prompt can be read."""
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from gya_memory.context import OPEN
-from gya_memory.embeddings import TFIDFEmbedder
-from gya_memory.injection import prompt_findings
-from gya_memory.planted import PlantedCase, load_planted, run_case, store_case
-from gya_memory.semantic import SemanticMemory
+from gya_memory.answer.context import OPEN
+from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+from gya_memory.hermes.injection import prompt_findings
+from gya_memory.faults.planted import PlantedCase, load_planted, run_case, store_case
+from gya_memory.semantic.memory import SemanticMemory
 
 from .test_agent import ScriptedLLM, say
 

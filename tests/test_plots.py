@@ -1,4 +1,4 @@
-"""Tests for gya_memory.plots: what each figure holds, that Chinese renders, lazy imports."""
+"""Tests for gya_memory.lab.plots: what each figure holds, that Chinese renders, lazy imports."""
 
 from __future__ import annotations
 
@@ -15,14 +15,9 @@ import pytest  # noqa: E402
 from matplotlib.colors import same_color  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from gya_memory import plots  # noqa: E402
-from gya_memory.plots import (  # noqa: E402
-    COLORS,
-    score_bars,
-    score_distributions,
-    score_heatmap,
-    shorten,
-)
+from gya_memory.lab import plots  # noqa: E402
+from gya_memory.lab.plots import COLORS, score_bars, score_distributions, score_heatmap
+from gya_memory.teaching.display import shorten
 from tests.conftest import PYTHON, ROOT, child_env  # noqa: E402
 
 QUERY = "用户想戒掉什么？"
@@ -52,7 +47,7 @@ def lines_labelled(ax, prefix: str) -> list:
 
 # -- import -----------------------------------------------------------------------------
 def test_import_does_not_import_matplotlib() -> None:
-    code = ("import sys, gya_memory.plots; "
+    code = ("import sys, gya_memory.lab.plots; "
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported'; print('ok')")
     out = subprocess.run([PYTHON, "-c", code], env=child_env(), capture_output=True,
                          text=True, timeout=60)
@@ -209,7 +204,7 @@ def test_notebook_shows_a_returned_figure_once() -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     cells = [
-        "from gya_memory.plots import score_bars\n"
+        "from gya_memory.lab.plots import score_bars\n"
         f"score_bars({QUERY!r}, {CANDIDATES!r}, 0.86)",
         "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()",
         f"fig = score_bars({QUERY!r}, {CANDIDATES!r}, 0.86)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gya_memory.questions import KINDS, question_kind
+from gya_memory.answer.questions import KINDS, question_kind
 
 FACT = [
     "我儿子的班主任姓什么来着？", "我的车牌号是多少？", "我老家在哪个省？", "我上周去医院看的是哪个科？",
@@ -44,7 +44,7 @@ def test_general_questions(question: str) -> None:
 
 
 def test_the_examples_cover_both_languages() -> None:
-    from gya_memory.text import language_of
+    from gya_memory.base.text import language_of
 
     for examples in (FACT, ADVICE, GENERAL):
         assert {language_of(q) for q in examples} == {"zh", "en"}
@@ -119,7 +119,7 @@ def test_a_name_from_the_users_memories_makes_a_question_the_users_own(
 
 
 def test_places_and_common_words_are_not_names() -> None:
-    from gya_memory.questions import names_in
+    from gya_memory.answer.questions import names_in
 
     assert names_in("What's the best month to visit Bali for dry weather?") == []
     assert names_in("Why is Wi-Fi slower upstairs?") == []

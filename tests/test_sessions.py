@@ -12,23 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from gya_memory import sessions as sessions_mod
-from gya_memory.clock import CHINA_TZ, FixedClock
-from gya_memory.sessions import (
-    MAX_CONTENT_CHARS,
-    MAX_ID_CHARS,
-    MAX_QUERY_CHARS,
-    SNIPPET_CLOSE,
-    SNIPPET_ELLIPSIS,
-    SNIPPET_OPEN,
-    FTS5Unavailable,
-    SessionMessage,
-    SearchHit,
-    SessionInfo,
-    SessionStore,
-    default_path,
-    query_terms,
-)
+from gya_memory.hermes import sessions as sessions_mod
+from gya_memory.base.clock import CHINA_TZ, FixedClock
+from gya_memory.hermes.fts import MAX_CONTENT_CHARS, MAX_QUERY_CHARS, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, SNIPPET_OPEN, FTS5Unavailable, SessionMessage, SearchHit, SessionInfo, default_path, query_terms
+from gya_memory.base.checks import MAX_ID_CHARS
+from gya_memory.hermes.sessions import SessionStore
 
 from .conftest import PYTHON, child_env
 
@@ -327,7 +315,7 @@ def test_persists_across_reopen_and_processes(db: Path) -> None:
         assert len(s.search("低因咖啡")) == 3
     code = textwrap.dedent(f"""
         import json
-        from gya_memory.sessions import SessionStore
+        from gya_memory.hermes.sessions import SessionStore
         with SessionStore({str(db)!r}, user_id={USER!r}) as s:
             print(json.dumps([h.message.as_dict() for h in s.search("咖啡因")], ensure_ascii=False))
     """)
@@ -479,7 +467,7 @@ def test_search_scores_do_not_depend_on_other_users_messages(tmp_path, bob_word:
 def test_search_scores_are_fts5_bm25_when_the_user_is_alone() -> None:
     import random
 
-    from gya_memory.session_search import fts_phrase
+    from gya_memory.hermes.fts import fts_phrase
 
     rng = random.Random(1)
     words = ["咖啡", "低因咖啡", "decaf", "coffee", "tea", "聚餐", "Qdrant", "报错了", "aaaa", "AAA"]
@@ -498,7 +486,7 @@ def test_search_scores_are_fts5_bm25_when_the_user_is_alone() -> None:
 
 # -- issue 19.1: the write-time injection scan ---------------------------------------------
 def test_a_planted_message_is_refused_unless_allowed(db: Path) -> None:
-    from gya_memory.injection import InstructionRefused
+    from gya_memory.hermes.injection import InstructionRefused
 
     with SessionStore(db, user_id=USER, clock=clock()) as s:
         messages = [{"role": "user", "content": "我最近在戒咖啡"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gya_memory.slots import missing_slot, plan_asked_as_done
+from gya_memory.answer.slots import missing_slot, plan_asked_as_done
 
 
 @pytest.mark.parametrize(("question", "memory"), [
@@ -101,7 +101,7 @@ def test_a_future_fact_asked_about_the_future_is_not_a_plan_asked_as_done(questi
 
 
 def test_when_as_a_conjunction_does_not_ask_for_a_time() -> None:
-    from gya_memory.slots import missing_slot
+    from gya_memory.answer.slots import missing_slot
 
     q = "The Red Cross asked which blood group I am so they can call me when supplies run low."
     assert missing_slot(q, "Blood type is O negative") is None

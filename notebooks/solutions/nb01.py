@@ -11,9 +11,9 @@ def exercise_01_1():
 
 def exercise_01_2():
     # Keeping the oldest turn means keeping every turn: the whole conversation fits.
-    from gya_memory.working import WorkingMemory
+    from gya_memory import WorkingMemory
 
-    from gya_memory.exercises.nb01 import HISTORY_ZH, QUESTION_ZH, SYSTEM_ZH
+    from gya_memory.teaching.exercises.nb01 import HISTORY_ZH, QUESTION_ZH, SYSTEM_ZH
 
     wm = WorkingMemory(system=SYSTEM_ZH)
     for role, text in [*HISTORY_ZH, ("user", QUESTION_ZH)]:

@@ -1,6 +1,7 @@
 """Solutions to the exercises of notebook 02 (the four memory layers)."""
 
-from gya_memory.procedural import DIETARY_ADVICE, ProceduralMemory, Procedure, dietary_advice
+from gya_memory import ProceduralMemory, Procedure
+from gya_memory.teaching import DIETARY_ADVICE, dietary_advice
 
 
 def exercise_02_1():

@@ -43,7 +43,7 @@ def exercise_05_2():
 
 def exercise_05_3():
     """The calibrated threshold of notebook 04 does it; top_k alone cannot say 'none'."""
-    from gya_memory.context import Policy
+    from gya_memory import Policy
 
     return Policy(top_k=3, min_score=0.86)
 

@@ -17,7 +17,7 @@ def exercise_07_2():
 
 
 def exercise_07_3():
-    from gya_memory.curated import scan
+    from gya_memory.hermes import scan
 
     def guarded(entries):
         return [f"[BLOCKED: matched {', '.join(f.rule for f in scan(e))}]" if scan(e) else e

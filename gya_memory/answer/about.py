@@ -1,0 +1,179 @@
+"""Whom a memory or a question is about (记忆的主体): the user, or someone or something else.
+
+A small model builds its answer on whatever it is given. Asked "我自己是做什么工作的？", it
+answers from "妹妹在成都当护士" if that memory is in the prompt. Retrieval can't tell the two
+apart (the cosine of a memory about the sister's job is as high as one about the user's
+own), so the gate asks a simpler question first: *whose* fact is this, and whose fact does
+the question ask for? A mismatch drops the candidate before the judge sees it.
+
+Mem0 writes memories with pronouns replaced by names or "User"; Graphiti keeps facts as
+edges between named entities; LangMem extracts subject-predicate-object triples. Here the
+same idea is a short, visible rule: a memory that *starts* with a relation word ("妹妹…",
+"用户的母亲…", "Husband rides…", "User's dog…") is about that relation; anything else is
+about the user. A question asks about a relation when the word follows "我/我的/my"
+("我妹妹在哪上班？", "What does my wife do?"); a question about a relation only takes
+memories about that relation, and a memory about a relation is only sent when the question
+names it. The rule sees people and pets, not things (the user's old car and new e-bike are
+both "user": the judge tells those apart).
+
+>>> about_of("妹妹在成都当护士"), about_of("对花生过敏"), about_of("User's sister Chloe teaches piano")
+('妹妹', 'user', 'sister')
+>>> asks_about("我妹妹在哪上班？"), asks_about("我自己是做什么工作的？"), asks_about("What does my wife do?")
+('妹妹', 'user', 'wife')
+>>> fits("妹妹", "我自己是做什么工作的？"), fits("user", "我妹妹在哪上班？"), fits("妹妹", "我妹妹在哪上班？")
+(False, False, True)
+>>> fits("user", "My sister visits on Friday, where should we eat?", kind="advice")
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+USER = "user"
+
+# Each relation word and the key it stands for. Keys are the Chinese word where there is
+# one (so a trace reads naturally), English ones for English words; one key per person,
+# so 姐姐 and 妹妹 stay two people, and "sister" (either) is compatible with both.
+_ZH: dict[str, str] = {}
+for key, words in {
+    "妈妈": "妈妈 母亲 老妈 我妈 妈",
+    "爸爸": "爸爸 父亲 老爸 我爸 爸",
+    "老婆": "老婆 妻子 太太 爱人 媳妇",
+    "老公": "老公 丈夫 先生",
+    "男朋友": "男朋友 男友",
+    "女朋友": "女朋友 女友",
+    "姐姐": "姐姐 姐",
+    "妹妹": "妹妹 妹",
+    "哥哥": "哥哥 哥",
+    "弟弟": "弟弟 弟",
+    "儿子": "儿子",
+    "女儿": "女儿 闺女",
+    "孩子": "孩子 小孩 宝宝",
+    "爷爷": "爷爷 祖父",
+    "奶奶": "奶奶 祖母",
+    "外公": "外公 姥爷",
+    "外婆": "外婆 姥姥",
+    "婆婆": "婆婆",
+    "公公": "公公",
+    "岳母": "岳母 丈母娘",
+    "岳父": "岳父 丈人 老丈人",
+    "舅舅": "舅舅",
+    "阿姨": "阿姨 姑姑 小姨 姨妈",
+    "叔叔": "叔叔 伯伯",
+    "表哥": "表哥 表姐 表弟 表妹 堂哥 堂姐 堂弟 堂妹",
+    "室友": "室友 舍友",
+    "同事": "同事",
+    "领导": "领导 老板 上司 经理",
+    "朋友": "朋友 闺蜜 好友 发小 哥们",
+    "邻居": "邻居",
+    "同学": "同学",
+    "猫": "猫 猫咪",
+    "狗": "狗 狗狗",
+}.items():
+    for w in words.split():
+        _ZH[w] = key
+
+_EN: dict[str, str] = {}
+for key, words in {
+    "mother": "mother mom mum mama", "father": "father dad papa",
+    "wife": "wife", "husband": "husband", "partner": "partner spouse",
+    "boyfriend": "boyfriend", "girlfriend": "girlfriend", "fiance": "fiance fiancé fiancee fiancée",
+    "sister": "sister sis", "brother": "brother", "son": "son", "daughter": "daughter",
+    "kid": "kid kids child children baby toddler", "grandmother": "grandmother grandma granny nan",
+    "grandfather": "grandfather grandpa", "aunt": "aunt", "uncle": "uncle",
+    "cousin": "cousin", "niece": "niece", "nephew": "nephew",
+    "mother-in-law": "mother-in-law", "father-in-law": "father-in-law",
+    "sister-in-law": "sister-in-law", "brother-in-law": "brother-in-law",
+    "son-in-law": "son-in-law", "daughter-in-law": "daughter-in-law",
+    "roommate": "roommate flatmate housemate", "colleague": "colleague coworker co-worker",
+    "boss": "boss manager supervisor", "friend": "friend buddy", "neighbor": "neighbor neighbour",
+    "cat": "cat kitten", "dog": "dog puppy",
+}.items():
+    for w in words.split():
+        _EN[w] = key
+
+# Keys that stand for a group one of whose members may be meant: a memory about "孩子"
+# fits a question about "儿子" and the other way round.
+_GROUPS = [{"孩子", "儿子", "女儿"}, {"kid", "son", "daughter"}, {"sister"}, {"猫", "狗"}]
+_GENERIC = {"sister": {"姐姐", "妹妹"}}
+
+_ZH_WORDS = sorted(_ZH, key=len, reverse=True)
+# At the start of a memory, one-character words (哥, 妹, 妈) are too often the start of
+# something else (哥伦比亚, 妹子): only the two-character forms and the pets count there.
+_ZH_START_WORDS = [w for w in _ZH_WORDS if len(w) > 1 or w in ("猫", "狗")]
+_ZH_START = re.compile(r"^(?:用户|我)?(?:的)?(?:" + "|".join(map(re.escape, _ZH_START_WORDS)) + ")")
+_ZH_ASK = re.compile(r"(?:我|咱)(?:的|家|们家的?)?(" + "|".join(map(re.escape, _ZH_WORDS)) + ")")
+_EN_WORDS = "|".join(sorted(map(re.escape, _EN), key=len, reverse=True))
+_EN_START = re.compile(rf"^(?:the\s+)?(?:user['’]s\s+|my\s+|his\s+|her\s+)?({_EN_WORDS})s?\b", re.I)
+_EN_ASK = re.compile(rf"\bmy\s+(?:(?:\w+)\s+)?({_EN_WORDS})s?\b", re.I)
+_EN_ANY = re.compile(rf"\b({_EN_WORDS})s?\b", re.I)
+_ZH_NOT_RELATION = ("妈妈的味道", "猫眼", "狗仔")  # start with a relation word but aren't one
+
+
+def _zh_key(word: str) -> str:
+    return _ZH[word]
+
+
+def about_of(text: str) -> str:
+    """Whom the memory ``text`` is about: a relation key (``"妹妹"``, ``"wife"``, ``"dog"``)
+    when it starts with one, else ``"user"``."""
+    t = text.strip()
+    m = _ZH_START.match(t)
+    if m and not t.startswith(_ZH_NOT_RELATION):
+        word = m.group(0).removeprefix("用户").removeprefix("我").removeprefix("的")
+        return _zh_key(word)
+    m = _EN_START.match(t)
+    if m:
+        return _EN[m.group(1).lower()]
+    return USER
+
+
+def asks_about(question: str) -> str:
+    """Whose fact ``question`` asks for: the relation after "我/我的/my" if there is one
+    ("我女儿…", "my son's…"), else ``"user"``.
+
+    Only the first such relation counts; a question that names two people ("我妈和我姐谁
+    大？") is about the first. A question that says 我自己 / myself is about the user."""
+    if re.search(r"我自己|本人|\bmyself\b|\bme personally\b", question, re.I):
+        return USER
+    m = _ZH_ASK.search(question)
+    if m:
+        return _zh_key(m.group(1))
+    m = _EN_ASK.search(question)
+    if m:
+        return _EN[m.group(1).lower()]
+    return USER
+
+
+def _same(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if b in _GENERIC.get(a, ()) or a in _GENERIC.get(b, ()):
+        return True
+    return any(a in g and b in g and (a in ("孩子", "kid") or b in ("孩子", "kid")) for g in _GROUPS)
+
+
+def mentions(question: str, who: str) -> bool:
+    """Does ``question`` name the relation ``who`` anywhere (not only after 我/my)?"""
+    if who == USER:
+        return True
+    words = [w for w, k in _ZH.items() if _same(k, who) and len(w) > 1] + \
+            [w for w, k in _ZH.items() if _same(k, who) and len(w) == 1 and k == w]
+    if any(w in question for w in words):
+        return True
+    return any(_same(_EN[m.group(1).lower()], who) for m in _EN_ANY.finditer(question))
+
+
+def fits(memory_about: str, question: str, kind: str = "fact") -> bool:
+    """May a memory about ``memory_about`` answer ``question`` (of ``kind``, see
+    :func:`gya_memory.answer.questions.question_kind`)?
+
+    - a fact question about a relation (我妹妹在哪上班？): only memories about that relation;
+    - any other question: memories about the user, and memories about a relation the
+      question names somewhere ("母亲节给妈妈送什么？" takes "妈妈膝盖不好"; advice for a
+      visit of "my sister" may need the user's own diet too)."""
+    target = asks_about(question)
+    if target != USER and kind == "fact":
+        return _same(memory_about, target)
+    return memory_about == USER or mentions(question, memory_about)

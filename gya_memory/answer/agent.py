@@ -1,0 +1,430 @@
+"""The closed loop (闭环): retrieve, assemble, answer, and a trace of every step.
+
+Session A saves memories; in a later session B :meth:`MemoryAgent.ask` takes a question and
+
+1. retrieves candidates from semantic memory (the program does it before every call, or the
+   model asks for it through a ``recall_memory`` tool and the program runs the search);
+2. filters and places them with :func:`gya_memory.answer.context.assemble` (or, for the tool path,
+   returns them as the tool result);
+3. calls the chat model;
+4. returns a :class:`Trace`: the question, every candidate with its score and fate (which
+   message it went into, or why it was dropped), the final messages, the answer and the
+   time each step took. A trace renders as an HTML table in a notebook and as plain text.
+
+:func:`check_grounding` then asks of an answer what the article's acceptance test asks: did
+it use the memory, did it state facts about the user that it was not given, did it admit
+that it did not know?
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from gya_memory.answer.context import (
+    Assembly, Dropped, Placed, Policy, assemble, language_for, newest_wins, no_hit_block,
+    render_block, reorder, select,
+)
+from gya_memory.answer.gate import Gate, GateDecision, passed, recall_floor
+from gya_memory.answer.llm.interface import ChatLLM, Reply
+from gya_memory.teaching.display import quote
+from gya_memory.answer.questions import question_kind
+from gya_memory.answer.retriever import Retriever
+
+Trigger = Literal["program", "model", "none"]
+
+RECALL_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "recall_memory",
+        "description": "Search the long-term memory for facts about the current user "
+                       "(preferences, habits, job, history). 检索关于当前用户的长期记忆。",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "what to look for"}},
+            "required": ["query"],
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Everything one answer rests on."""
+
+    question: str
+    trigger: Trigger
+    candidates: list[Any]  # Hits as retrieval returned them, best first
+    assembly: Assembly
+    reply: Reply
+    tool_queries: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+    gate: list[GateDecision] = field(default_factory=list)  # what the gate did, per candidate
+    kind: str | None = None  # the question's kind (questions.question_kind), which picks the no-hit note
+    replaced: str | None = None  # the model's own answer, when the honest no-hit reply replaced it
+
+    @property
+    def answer(self) -> str:
+        return self.reply.text
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.assembly.messages
+
+    def fates(self) -> list[tuple[Any, str]]:
+        """Each candidate with what happened to it: ``[n] -> message i (role)`` or a reason."""
+        placed = {id(p.hit): p for p in self.assembly.placed}
+        dropped = {id(d.hit): d for d in self.assembly.dropped}
+        rows = []
+        for hit in self.candidates:
+            if id(hit) in placed:
+                p = placed[id(hit)]
+                role = self.messages[p.message_index]["role"]
+                rows.append((hit, f"[{p.ref}] -> message {p.message_index} ({role})"))
+            elif id(hit) in dropped:
+                rows.append((hit, f"dropped: {dropped[id(hit)].reason}"))
+            else:
+                rows.append((hit, "not used"))
+        return rows
+
+    def to_text(self, *, show_messages: bool = True, show_timings: bool = False) -> str:
+        lines = [f"question: {self.question}", f"trigger:  {self.trigger}"]
+        if self.kind:
+            lines.append(f"kind:     {self.kind}")
+        if self.tool_queries:
+            lines.append(f"recall_memory called with: {self.tool_queries}")
+        lines.append("candidates:" if self.candidates else "candidates: none")
+        for hit, fate in self.fates():
+            lines.append(f"  {hit.score:.3f}  {hit.text}  ->  {fate}")
+        if show_messages:
+            lines.append("messages:")
+            for i, m in enumerate(self.messages):
+                content = str(m.get("content") or "").replace("\n", "\n      ")
+                lines.append(f"  {i} {m['role']}: {content}")
+        lines.append(f"answer ({self.reply.model}, {self.reply.completion_tokens} tokens): "
+                     f"{quote(self.answer)}")
+        if self.replaced is not None:
+            lines.append(f"  (replaced: the model said {quote(self.replaced)}, which does not "
+                         "admit it doesn't know)")
+        if show_timings and self.timings:
+            lines.append("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.timings.items()))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:  # the text form a notebook shows next to the HTML table
+        return self.to_text(show_messages=False)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        rows = [f"<tr><th>question</th><td>{esc(self.question)}</td></tr>",
+                f"<tr><th>trigger</th><td>{esc(self.trigger)}</td></tr>"]
+        if self.kind:
+            rows.append(f"<tr><th>kind</th><td>{esc(self.kind)}</td></tr>")
+        if self.tool_queries:
+            rows.append(f"<tr><th>tool calls</th><td>recall_memory{esc(str(self.tool_queries))}</td></tr>")
+        hits = "".join(
+            f"<li><code>{hit.score:.3f}</code> {esc(hit.text)} &rarr; <b>{esc(fate)}</b></li>"
+            for hit, fate in self.fates()
+        ) or "<li>none</li>"
+        rows.append(f"<tr><th>candidates</th><td><ul style='margin:0'>{hits}</ul></td></tr>")
+        msgs = "".join(
+            f"<li><b>{i} {esc(m['role'])}</b>: <pre style='display:inline;white-space:pre-wrap'>"
+            f"{esc(str(m.get('content') or ''))}</pre></li>"
+            for i, m in enumerate(self.messages)
+        )
+        rows.append(f"<tr><th>messages</th><td><ol start='0' style='margin:0;list-style:none;"
+                    f"padding:0'>{msgs}</ol></td></tr>")
+        rows.append(f"<tr><th>answer</th><td>{esc(quote(self.answer))}</td></tr>")
+        if self.replaced is not None:
+            rows.append(f"<tr><th>replaced</th><td>{esc(quote(self.replaced))} (does not admit "
+                        "it doesn't know)</td></tr>")
+        # Lab's CSS right-aligns table cells; inline styles on each cell win over it.
+        cell = "style='text-align:left;vertical-align:top'"
+        body = "".join(rows).replace("<th>", f"<th {cell}>").replace("<td>", f"<td {cell}>")
+        return f"<table>{body}</table>"
+
+
+class MemoryAgent:
+    """A chat model with a semantic memory behind it.
+
+    ``memory`` needs ``candidates(query, top_k)`` and an ``embedder`` (a
+    :class:`gya_memory.semantic.memory.SemanticMemory`); ``llm`` is any :class:`ChatLLM`.
+    ``gate`` decides which candidates are sent (:class:`gya_memory.answer.gate.Gate`: a cosine
+    floor, then the chat model as a relevance judge, if it can report token probabilities);
+    ``gate=None`` keeps the policy's ``min_score`` as the only filter (the behaviour before
+    the gate existed).
+    """
+
+    def __init__(self, memory: Retriever, llm: ChatLLM, policy: Policy = Policy(), *,
+                 gate: Gate | None = Gate(), recall: Literal["dense", "hybrid"] = "dense",
+                 system: str | None = None, max_tokens: int = 160) -> None:
+        if recall not in ("dense", "hybrid"):
+            raise ValueError(f"recall must be 'dense' or 'hybrid', got {recall!r}")
+        self.memory = memory
+        self.recall = recall
+        self.llm = llm
+        self.policy = policy
+        self.gate = gate
+        self.system = system
+        self.max_tokens = max_tokens
+
+    def _policy_for(self, query: str, policy: Policy) -> Policy:
+        if policy.min_score is not None or self.gate is not None:
+            return policy
+        return replace(policy, min_score=self.memory.embedder.threshold(query))
+
+    def candidates_for(self, query: str, policy: Policy) -> list[Any]:
+        """Candidates for ``query``: more than ``top_k``, so the trace shows what was cut.
+        ``recall="hybrid"`` fuses the dense and the lexical ranking inside Qdrant (the dense
+        side already above the gate's floor; ``score`` is then the fused score)."""
+        top_k = max(2 * policy.top_k, 5)
+        if self.recall == "hybrid":
+            return list(self.memory.retrieve(query, top_k=top_k, mode="hybrid"))
+        return list(self.memory.candidates(query, top_k=top_k))
+
+    def screen(self, question: str, candidates: Sequence[Any], query: str | None = None,
+               policy: Policy | None = None, kind: str | None = None,
+               ) -> tuple[list[Any], list[GateDecision]]:
+        """The candidates that pass the gate (all of them if there is no gate), and the
+        gate's decision for each. ``query`` is what was searched, if not the question.
+
+        With ``conflicts="newest_wins"``, the newest memory of each subject is judged first
+        and wins if it passes; an older one is judged only when its subject's newest was
+        rejected (so a newer memory the judge rejects does not take an older, relevant one
+        with it, and a stale one never takes the newer one's place in the pool)."""
+        policy = self.policy if policy is None else policy
+        if self.gate is None:
+            return list(candidates), []
+        floor = (-math.inf if self.recall == "hybrid"  # fused scores: the floor ran inside
+                 else recall_floor(self.memory.embedder, query or question))
+        judge = self.llm if getattr(self.llm, "gives_probabilities", False) else None
+        if policy.conflicts != "newest_wins":
+            decisions = self.gate.apply(question, list(candidates), floor=floor, judge=judge,
+                                        pool=policy.top_k, kind=kind)
+            return passed(decisions), decisions
+        # newest first: the newest memory of each subject is judged before any older one,
+        # so a stale memory can't take the pool's place; an older one is judged only when
+        # its subject's newest was rejected, with what is left of the pool
+        newest, older = newest_wins(list(candidates), policy.conflict_key)
+        decisions = self.gate.apply(question, newest, floor=floor, judge=judge, pool=policy.top_k,
+                                    kind=kind)
+        # a subject whose newest memory was rejected (not merely left over the pool) may be
+        # answered by an older one, judged with what is left of the pool
+        rejected = {d.hit.payload.get(policy.conflict_key) for d in decisions
+                    if not d.passed and d.reason != "over pool"}
+        retry = [h for h in older if h.payload.get(policy.conflict_key) in rejected]
+        pool = self.gate.pool if self.gate.pool is not None else policy.top_k
+        left = pool - sum(d.passed or d.p_yes is not None for d in decisions)
+        if retry and left > 0:
+            decisions += self.gate.apply(question, retry, floor=floor, judge=judge, pool=left,
+                                         kind=kind)
+        else:
+            decisions += [GateDecision(h, False, "over pool") for h in retry]
+        decisions += [GateDecision(h, False, "superseded by newer") for h in older if h not in retry]
+        _, superseded = newest_wins(passed(decisions), policy.conflict_key)
+        gone = {id(h) for h in superseded}
+        decisions = [replace(d, passed=False, reason="superseded by newer")
+                     if id(d.hit) in gone else d for d in decisions]
+        rank = {id(h): i for i, h in enumerate(sorted(candidates, key=lambda h: -float(h.score)))}
+        decisions.sort(key=lambda d: rank[id(d.hit)])  # in the order retrieval ranked them
+        return passed(decisions), decisions
+
+    def ask(self, question: str, *, trigger: Trigger = "program",
+            policy: Policy | None = None, history: Sequence[dict[str, str]] = ()) -> Trace:
+        """Answer ``question``; ``trigger="none"`` sends no memory at all (the control)."""
+        policy = self.policy if policy is None else policy
+        if trigger == "model":
+            return self._ask_with_tool(question, policy, history)
+        if trigger not in ("program", "none"):
+            raise ValueError(f"trigger must be 'program', 'model' or 'none', got {trigger!r}")
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        decisions: list[GateDecision] = []
+        if trigger == "program":
+            candidates = self.candidates_for(question, policy)
+            # the kind picks the model's check and the no-hit note; a name the question
+            # shares with the user's memories makes it the user's own
+            kind = question_kind(question, known=[h.text for h in candidates])
+            t_retrieved = time.perf_counter()
+            kept, decisions = self.screen(question, candidates, policy=policy, kind=kind)
+            policy = self._policy_for(question, policy)
+            timings["retrieve"] = t_retrieved - t0
+            timings["gate"] = time.perf_counter() - t_retrieved
+        else:
+            kind = question_kind(question)
+            candidates, kept, policy = [], [], replace(policy, no_hit="omit")
+            timings["retrieve"] = 0.0
+        t1 = time.perf_counter()
+        assembly = assemble(question, kept, policy, system=self.system, history=history,
+                            kind=kind)
+        assembly = _with_gate_drops(assembly, decisions)
+        t2 = time.perf_counter()
+        reply = self.llm.chat(assembly.messages, max_tokens=self.max_tokens)
+        t3 = time.perf_counter()
+        timings.update(assemble=t2 - t1, answer=t3 - t2, total=t3 - t0)
+        replaced = None
+        if trigger == "program" and kind == "fact" and assembly.no_hit \
+                and policy.no_hit == "say_so" and not admits_only(reply.text, question):
+            # A personal fact nobody stored: the answer must admit it. When the model
+            # answers anyway (a guess, "你叫李明"), the honest reply replaces it; the
+            # trace keeps the model's words.
+            replaced = reply.text
+            reply = replace(reply, text=honest_reply(language_for(question, policy)))
+        return Trace(question, trigger, candidates, assembly, reply, timings=timings,
+                     gate=decisions, kind=kind, replaced=replaced)
+
+    def remember(self, messages: Sequence[dict[str, Any]], *, session_id: str,
+                 when: Any, how: str | None = None) -> Any:
+        """Write what the user said in one session into the memory: the chat model proposes
+        facts; each is added, or skipped as a word-for-word repeat. With ``how`` set (e.g.
+        ``"first"``) the model also compares each with the closest stored ones and may
+        update one (the old version kept as history); off by default, see
+        :data:`gya_memory.answer.writing.HOW` (:func:`gya_memory.answer.writing.remember`). Returns the
+        :class:`~gya_memory.answer.writing.WriteReport` of every decision."""
+        from gya_memory.answer.writing import HOW, remember
+
+        return remember(self.memory, self.llm, messages, session_id=session_id, when=when,
+                        how=how or HOW)  # type: ignore[arg-type]
+
+    def _ask_with_tool(self, question: str, policy: Policy,
+                       history: Sequence[dict[str, str]]) -> Trace:
+        """The model decides: it may call ``recall_memory``; the program filters the hits and
+        returns them as the tool result; the model answers with them (at most two rounds)."""
+        t0 = time.perf_counter()
+        base = assemble(question, [], replace(policy, no_hit="omit"), system=self.system,
+                        history=history)
+        messages: list[dict[str, Any]] = list(base.messages)
+        candidates: list[Any] = []
+        placed: list[Placed] = []
+        dropped: list[Dropped] = []
+        queries: list[str] = []
+        gate_log: list[GateDecision] = []
+        language = language_for(question, policy)
+        reply = self.llm.chat(messages, tools=[RECALL_TOOL], max_tokens=self.max_tokens)
+        for _ in range(2):
+            calls = [c for c in reply.tool_calls if c.name == "recall_memory"]
+            if not calls:
+                break
+            messages.append(reply.as_message())
+            for call in calls:
+                query = str(call.arguments.get("query") or "").strip() or question
+                queries.append(query)
+                found = self.candidates_for(query, policy)
+                screened, decisions = self.screen(question, found, query, policy)
+                gate_log += decisions
+                # tool results stay numbered notes ([n] continues across searches), and
+                # the budget is counted in that form
+                kept, cut = select(screened, replace(self._policy_for(query, policy), style="cite"))
+                kept = reorder(kept, policy.order)
+                candidates += found
+                dropped += [_gate_drop(d) for d in decisions if not d.passed] + cut
+                start = len(placed)
+                result = (render_block(kept, start=start + 1) if kept
+                          else no_hit_block(language))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+                placed += [Placed(start + n, h, len(messages) - 1)
+                           for n, h in enumerate(kept, start=1)]
+            # second round: no tools offered, so the model has to answer now
+            reply = self.llm.chat(messages, max_tokens=self.max_tokens)
+        t1 = time.perf_counter()
+        assembly = Assembly(messages, placed, dropped, policy)
+        return Trace(question, "model", candidates, assembly, reply, queries,
+                     timings={"total": t1 - t0}, gate=gate_log)
+
+
+HONEST = {"zh": "我不知道——你还没告诉过我这件事。",
+          "en": "I don't know: you haven't told me that yet."}
+
+
+def honest_reply(language: str) -> str:
+    """The reply to a personal-fact question that nothing stored answers."""
+    return HONEST[language]
+
+
+def admits_only(answer: str, question: str) -> bool:
+    """Does ``answer`` admit it doesn't know, and state no fact about the user that the
+    question didn't give? (:func:`gya_memory.answer.grounding.ground`, with no memories.)"""
+    from gya_memory.answer.grounding import ground
+
+    g = ground(answer, [], question)
+    return g.admits_unknown and not g.invented
+
+
+def _gate_drop(decision: GateDecision) -> Dropped:
+    if decision.reason == "superseded by newer":
+        return Dropped(decision.hit, decision.reason)
+    reason = f"gate: {decision.reason}"
+    if decision.p_yes is not None:
+        what = "P(answerable)" if decision.judge == "reader" else "P(yes)"
+        reason += f" ({what} {decision.p_yes:.3f})"
+    return Dropped(decision.hit, reason)
+
+
+def _with_gate_drops(assembly: Assembly, decisions: Sequence[GateDecision]) -> Assembly:
+    """The assembly with the candidates the gate dropped listed first among the drops."""
+    drops = [_gate_drop(d) for d in decisions if not d.passed]
+    return replace(assembly, dropped=drops + list(assembly.dropped)) if drops else assembly
+
+
+# -- grounding: what does the answer rest on? ---------------------------------------------------
+_ADMITS = re.compile(
+    r"不知道|不清楚|无法(确定|判断|得知|知道|回答)|没有(相关|提供|关于|足够)|不确定|未提及|没有提到|"
+    r"don['’]t know|do not know|not sure|no (information|record|memory)|"
+    r"(haven['’]t|have not|didn['’]t|did not) (mention|tell|told|share)|can['’]t (tell|say)|"
+    r"cannot (tell|say|determine)|don['’]t have (any )?(information|details)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """What an answer rests on, by simple, visible rules (not by another model)."""
+
+    used_memory: list[str]  # key terms of the memories given that the answer repeats
+    invented: list[str]  # key terms of facts about the user that it was NOT given
+    admits_unknown: bool
+    cites: list[int]  # [n] references to the memory block
+    off_topic: list[str] = field(default_factory=list)  # used terms of memories that don't answer
+
+    @property
+    def verdict(self) -> str:
+        if self.invented:
+            return "invented facts about the user"
+        if self.off_topic and self.off_topic == self.used_memory:
+            return "built on a memory that does not answer"
+        if self.used_memory:
+            return "used the memory"
+        if self.admits_unknown:
+            return "admitted it does not know"
+        return "answered without the user's facts"
+
+
+def check_grounding(trace: Trace, facts: dict[str, Sequence[str]],
+                    relevant: Sequence[str] | None = None) -> Grounding:
+    """Judge ``trace.answer`` against the user's real facts.
+
+    ``facts`` maps each memory text to its key terms (e.g. ``{"最近在戒咖啡，想少喝一点":
+    ["咖啡"]}``). A key term in the answer counts as *used* when its memory was in the
+    context, and as *invented* when it was not (the model can only have guessed it).
+    ``relevant``, if given, lists the memories that actually answer the question: an answer
+    resting only on other memories is *off topic*. Words a rule has no term for (an invented
+    name, a paraphrase) are invisible to it: read the answer too.
+    """
+    given = {p.hit.text for p in trace.assembly.placed}
+    answer = trace.answer.lower()
+    used, invented, off_topic = [], [], []
+    for memory, terms in facts.items():
+        for term in terms:
+            if term.lower() in answer:
+                (used if memory in given else invented).append(term)
+                if memory in given and relevant is not None and memory not in relevant:
+                    off_topic.append(term)
+    cites = sorted({int(n) for n in re.findall(r"\[(\d+)\]", trace.answer)})
+    return Grounding(used, invented, bool(_ADMITS.search(trace.answer)), cites, off_topic)

@@ -1,0 +1,276 @@
+"""Proposing memories (提出记忆): the first step from conversation to memory.
+
+Why (为什么): the article writes its memories by hand; a real agent writes them from what the
+user said. The local chat model reads the user's turns of one session (numbered; relative
+dates already resolved by :func:`gya_memory.answer.dates.resolve`) and writes one JSON object
+per fact: the fact as a self-contained note in the user's language, whom it is about, the
+turn it came from (:func:`extraction_messages`). Only the user's turns are shown: what the
+assistant said is not a fact about the user. Small models write broken JSON, so
+:func:`parse_proposals` takes what it can read object by object, checks every field, and
+drops (and counts) the rest; a half-read fact is never stored. :func:`screen` is an optional
+second look ("still useful next month?"). What happens to each proposal next is
+:mod:`gya_memory.answer.writing`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from gya_memory.answer.dates import resolve
+from gya_memory.base.text import language_of
+
+MAX_FACT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One memory the model proposed, checked."""
+
+    text: str
+    about: str  # "user" or who else ("user's sister Priya", "user's cat 年糕")
+    turn: int  # index in the session's messages of the user turn it came from
+
+
+# -- 1. propose ------------------------------------------------------------------------------
+EXTRACT_SYSTEM = (
+    "You read what a user said in one conversation and write down the facts worth remembering "
+    "about the user and the people, pets and things in their life: health, diet, allergies, "
+    "family, work, home, plans with a date, preferences, equipment. Skip greetings, thanks, "
+    "questions the user asked, and passing details of today (what they had for lunch). Skip "
+    "hypotheticals (\"if I ever…\") and jokes. When the user corrects themself, keep only the "
+    "correction.\n"
+    "Write each fact as a short note in your own words, not the user's sentence, in English. "
+    "A fact about the user has no subject "
+    "(\"Allergic to penicillin\"). A fact about someone else names them (\"User's sister "
+    "Chloe works at a bakery in Leeds\"). Copy dates as written in brackets.\n"
+    "One JSON object per line: {\"fact\": \"...\", \"about\": \"user\" or who, \"turn\": n}. "
+    "If there is nothing worth remembering, write: none"
+)
+EXTRACT_SYSTEM_ZH = (
+    "你读用户在一次对话里说的话，记下值得长期记住的事实：关于用户本人，以及用户生活里的人、宠物、"
+    "东西——健康、饮食、过敏、家人、工作、住处、有日期的计划、偏好、装备。不记：打招呼、道谢、用户问的"
+    "问题、今天的琐事（比如午饭吃了什么）、假设（“要是我以后……”）和玩笑。用户改口时只记改正后的说法。\n"
+    "每条事实用你自己的话写成一句简短的中文备忘，不要照抄用户的原话。关于用户本人的不写主语（“对青霉素过敏”）；关于别人的要写明是谁"
+    "（“妹妹小雨在杭州读研”）。括号里的日期照抄。\n"
+    "每行一个 JSON 对象：{\"fact\": \"...\", \"about\": \"user\" 或是谁, \"turn\": 编号}。"
+    "没有值得记的就写：none"
+)
+
+
+def session_date(when: date | datetime | str) -> date:
+    if isinstance(when, datetime):
+        return when.date()
+    if isinstance(when, date):
+        return when
+    if isinstance(when, str):
+        try:
+            return datetime.fromisoformat(when).date()
+        except ValueError:
+            pass
+    raise ValueError(f"when must be a date, a datetime or an ISO date string, got {when!r}")
+
+
+def check_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The session's messages as ``{"role", "content"}`` dicts (user and assistant only),
+    or a ``ValueError`` that says which one is wrong."""
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise ValueError("messages must be a list of {'role': ..., 'content': ...} dicts")
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping) or m.get("role") not in ("user", "assistant") \
+                or not isinstance(m.get("content"), str):
+            raise ValueError(f"messages[{i}] must be {{'role': 'user' or 'assistant', "
+                             f"'content': str}}, got {m!r}")
+        out.append({"role": str(m["role"]), "content": str(m["content"])})
+    if not any(m["role"] == "user" for m in out):
+        raise ValueError("messages has no user turn: nothing to remember")
+    return out
+
+
+def session_language(messages: Sequence[Mapping[str, str]]) -> str:
+    """The language the user spoke: ``zh`` if most user characters are Chinese text."""
+    said = " ".join(m["content"] for m in messages if m["role"] == "user")
+    return language_of(said)
+
+
+# One worked example per language: a small model copies the shape of an example far better
+# than it follows a description (the first tuning run, without them, copied whole user turns
+# and said "none" to 9 of 20 Chinese sessions).
+EXAMPLE = (
+    "Conversation date: 2026-05-04\nWhat the user said:\n"
+    "[0] Hi! My daughter Lily starts swimming lessons on Saturday (2026-05-09), any tips?\n"
+    "[2] Thanks. I'm allergic to chlorine though, so I'll just watch from the side.\n"
+    "[4] Oh and we moved to Bristol last month (2026-04), so it's a new pool.",
+    '{"fact": "User\'s daughter Lily starts swimming lessons on 2026-05-09", "about": "user\'s daughter Lily", "turn": 0}\n'
+    '{"fact": "Allergic to chlorine", "about": "user", "turn": 2}\n'
+    '{"fact": "Moved to Bristol in 2026-04", "about": "user", "turn": 4}',
+)
+EXAMPLE_ZH = (
+    "对话日期：2026-05-04\n用户说的话：\n"
+    "[0] 你好！我女儿朵朵周六（2026-05-09）开始上游泳课，有什么要注意的？\n"
+    "[2] 谢谢。不过我对氯过敏，我就在旁边看着。\n"
+    "[4] 对了，我们上个月（2026-04）搬到了成都，所以是个新泳池。",
+    '{"fact": "女儿朵朵2026-05-09开始上游泳课", "about": "女儿朵朵", "turn": 0}\n'
+    '{"fact": "对氯过敏", "about": "user", "turn": 2}\n'
+    '{"fact": "2026-04搬到了成都", "about": "user", "turn": 4}',
+)
+
+
+def extraction_messages(messages: Sequence[Mapping[str, Any]],
+                        when: date | datetime | str) -> list[dict[str, str]]:
+    """The extraction prompt: the instructions in the user's language, one worked example,
+    then the user's turns numbered by their index in ``messages``, with relative dates
+    resolved against ``when``."""
+    checked = check_messages(messages)
+    today = session_date(when)
+    zh = session_language(checked) == "zh"
+    said = "\n".join(f"[{i}] {resolve(' '.join(m['content'].split()), today)}"
+                     for i, m in enumerate(checked) if m["role"] == "user")
+    head = (f"对话日期：{today.isoformat()}\n用户说的话：\n" if zh
+            else f"Conversation date: {today.isoformat()}\nWhat the user said:\n")
+    shown, written = EXAMPLE_ZH if zh else EXAMPLE
+    return [{"role": "system", "content": EXTRACT_SYSTEM_ZH if zh else EXTRACT_SYSTEM},
+            {"role": "user", "content": shown}, {"role": "assistant", "content": written},
+            {"role": "user", "content": head + said}]
+
+
+_OBJECT = re.compile(r"\{[^{}]*\}", re.S)
+_FIELD = re.compile(r'"?(fact|about|turn)"?\s*[:：]\s*("(?:[^"\\]|\\.)*"|\d+)', re.S)
+
+
+def _read_object(raw: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+        return value if isinstance(value, dict) else None
+    except json.JSONDecodeError:
+        pass
+    # the usual breakage of small models: single quotes, a trailing comma, a missing quote
+    fields = {}
+    for key, value in _FIELD.findall(raw.replace("'", '"')):
+        try:
+            fields[key] = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    return fields or None
+
+
+def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[list[Proposal], list[tuple[str, str]]]:
+    """The proposals the model's ``text`` holds, each checked, and what was dropped (with
+    why). A fact must be a non-empty string (at most 200 characters) in the user's language;
+    ``turn`` must name a user turn of ``messages``; ``about`` defaults to ``"user"``."""
+    from gya_memory.answer.about import about_of
+
+    checked = check_messages(messages)
+    language = session_language(checked)
+    user_turns = [i for i, m in enumerate(checked) if m["role"] == "user"]
+    proposals: list[Proposal] = []
+    dropped: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    chunks = _OBJECT.findall(text)
+    rest = _OBJECT.sub("", text)
+    for line in rest.splitlines():  # an object cut off by the token limit
+        line = line.strip(" ,[]`")
+        if line.startswith("{"):
+            dropped.append((line, "unfinished object"))
+    for raw in chunks:
+        obj = _read_object(raw)
+        if obj is None:
+            dropped.append((raw, "not readable as an object"))
+            continue
+        fact = obj.get("fact")
+        if not isinstance(fact, str) or not fact.strip():
+            dropped.append((raw, "no fact"))
+            continue
+        fact = " ".join(fact.split()).strip(" 。.")
+        if len(fact) > MAX_FACT_CHARS:
+            dropped.append((raw, f"fact over {MAX_FACT_CHARS} characters"))
+            continue
+        if language_of(fact) != language:
+            dropped.append((raw, f"not in the user's language ({language})"))
+            continue
+        turn = obj.get("turn")
+        if isinstance(turn, str) and turn.strip().isdigit():
+            turn = int(turn)
+        if not isinstance(turn, int) or isinstance(turn, bool) or turn not in user_turns:
+            # the model's numbering is the part it gets wrong most: the fact is still the
+            # user's; take the user turn it shares most words with
+            turn = _closest_turn(fact, checked, user_turns)
+        about = obj.get("about")
+        about = " ".join(about.split()) if isinstance(about, str) and about.strip() else "user"
+        if about.lower() in ("user", "the user", "用户", "用户本人", "我"):
+            # the model says "user" for most facts; a fact that opens with a relation
+            # ("User's daughter Lily…", "女儿朵朵…") is about that person
+            about = about_of(fact)
+        if fact in seen:
+            dropped.append((raw, "repeated in the same reply"))
+            continue
+        seen.add(fact)
+        proposals.append(Proposal(fact, about, turn))
+    return proposals, dropped
+
+
+def _closest_turn(fact: str, messages: Sequence[Mapping[str, str]], user_turns: Sequence[int]) -> int:
+    from gya_memory.semantic.lexical import tokenize
+
+    f = set(tokenize(fact))
+    return max(user_turns, key=lambda i: (len(f & set(tokenize(messages[i]["content"]))), -i))
+
+
+def propose(llm: Any, messages: Sequence[Mapping[str, Any]], when: date | datetime | str, *,
+            max_tokens: int = 200) -> tuple[str, list[Proposal], list[tuple[str, str]]]:
+    """Ask ``llm`` for the session's facts: its words, the proposals, what was dropped."""
+    reply = llm.chat(extraction_messages(messages, when), max_tokens=max_tokens)
+    proposals, dropped = parse_proposals(reply.text, messages)
+    return reply.text, proposals, dropped
+
+
+# A second look at each proposal: small models keep passing remarks ("气泡水不错", "Lunch at
+# work is a nightmare"). One first-token judgement per proposal (the instructions are
+# prefilled once and cached), far cheaper than a longer extraction prompt.
+WORTH_SYSTEM = (
+    "You keep notes about a user for future conversations. Would this note still be useful "
+    "to know about the user a month from now? Reply yes or no.\n"
+    "yes: health, allergies, diet, family and pets, work, home, money, plans with a date, "
+    "lasting preferences and habits, things they own.\n"
+    "no: what happened today only, passing remarks and opinions, thanks and greetings, a "
+    "question they asked, advice they were given.\n"
+    "Note: Allergic to penicillin -> yes\n"
+    "Note: Thought the film last night was boring -> no\n"
+    "Note: 女儿朵朵2026-05-09开始上游泳课 -> yes\n"
+    "Note: 觉得今天的天气不错 -> no\n"
+    "Note: Asked for a recipe for banana bread -> no\n"
+    "Note: 每周六早上打羽毛球 -> yes"
+)
+WORTH_MIN = 0.0  # P(yes) a proposal needs to be kept (0: the second look is off)
+
+
+def worth_messages(fact: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": WORTH_SYSTEM},
+            {"role": "user", "content": f"Note: {' '.join(fact.split())} ->"}]
+
+
+def worth_keeping(llm: Any, fact: str) -> float:
+    """P(yes) / (P(yes) + P(no)) that ``fact`` is still worth knowing next month."""
+    probs = llm.next_token_probs(worth_messages(fact))
+    yes, no = probs.get("yes", 0.0), probs.get("no", 0.0)
+    return round(yes / (yes + no), 4) if yes + no > 0 else 0.5
+
+
+def screen(llm: Any, proposals: Sequence[Proposal], *, minimum: float = WORTH_MIN
+           ) -> tuple[list[Proposal], list[tuple[str, str]]]:
+    """The proposals worth keeping (P(yes) at least ``minimum``), and the others as dropped."""
+    if minimum <= 0 or llm is None:
+        return list(proposals), []
+    kept, dropped = [], []
+    for p in proposals:
+        value = worth_keeping(llm, p.text)
+        if value >= minimum:
+            kept.append(p)
+        else:
+            dropped.append((p.text, f"not worth keeping (P(yes) {value:.2f})"))
+    return kept, dropped

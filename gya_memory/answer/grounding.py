@@ -1,0 +1,176 @@
+"""Grounding (有据可依): what an answer rests on, checked by visible rules, not by a model.
+
+The article's acceptance check asks three things of an answer: did it use the memory it was
+given (用上记忆), did it invent facts about the user (不编造), and, with nothing relevant
+stored, did it admit it doesn't know (承认不知道)? :func:`ground` answers them by comparing the
+*content* of the answer with the memories it was given and with the question:
+
+- content units: Chinese character bigrams (stop characters and bigrams dropped), English
+  content words (stop words dropped, a plural ``s`` stripped), numbers, and capitalised
+  names; so a paraphrase that keeps one key term ("花生", "shellfish", "7") still counts;
+- a memory is **used** when the answer shares a unit with it that the question doesn't have;
+- a **claim** is a clause that states something about the user ("你对…过敏", "your wife is…",
+  "I usually fly with…") rather than giving advice ("你可以…", "you should…"); a claim whose
+  units appear in neither the memories given nor the question is **invented**;
+- the answer **admits** not knowing when it says so in any of the usual ways (不知道 / 没有
+  提到 / 记忆库里没有 / I don't know / you haven't told me / there's nothing about…);
+- ``[n]`` citations are read too.
+
+Rules like these miss what they have no unit for (a made-up fact phrased in words that are
+also in the question) and can flag a harmless detail as a claim; notebook 09 measures how
+often they agree with hand labels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+# -- content units ---------------------------------------------------------------------------
+from gya_memory.base.text import HAN_RUN_RE as _HAN  # noqa: E402  (one Han definition, in text.py)
+_LATIN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.:,]\d+)*")
+_STOP_ZH_CHARS = frozenset("的了是在有我你您他她它们这那么吗呢吧啊和与也都就要会能把被给对个一上下里哪谁几怎样很还没不")
+_STOP_ZH_BIGRAMS = frozenset(
+    "什么 怎么 哪里 哪个 哪些 有没 没有 是不 他们 她们 用户 一个 这个 那个 最近 现在 平时 一般 "
+    "可以 建议 应该 如果 或者 因为 所以 但是 不过 需要 时候 知道 不知 清楚 记忆 资料 问题 回答 "
+    "提到 提供 相关 信息 注意 一下 一些 比较 非常 已经 还是 就是 这样 那样 自己 我们 你们 您的 "
+    "你的 我的".split()
+)
+_STOP_EN = frozenset(
+    "a an the is are was were be been being am do does did doing what which who whom whose "
+    "when where why how i me my mine we our you your yours he him his she her it its they them "
+    "their this that these those there here of in on at to for from with by about as into over "
+    "under and or but not no any some can could should would will shall may might must have "
+    "has had having if then so than too very just also up down out off again ever anything "
+    "something nothing everything user users s t don doesn didn isn aren wasn haven hasn "
+    "won wouldn shouldn couldn can't don't it's i'm you're let let's sure yes okay ok well "
+    "like get got make made go going know think want need needs one two more most much many "
+    "sorry unfortunately however based information memory memories store mention mentioned "
+    "provided tell told said say details detail specific question answer help recommend "
+    "recommended suggest might perhaps maybe please note good great best better really "
+    "usually often always never all each other another same such own only risky risk safe "
+    "safer fine okay important careful enjoy fun nice easy hard okay lot lots bit thing things "
+    "way time today tomorrow check keep take taking stay avoid skip".split()
+)
+
+
+def content_units(text: str) -> set[str]:
+    """What an answer or a memory says, as comparable units (see the module docstring)."""
+    units: set[str] = set()
+    for run in _HAN.findall(text):
+        grams = [run[i:i + 2] for i in range(len(run) - 1)]
+        units.update(g for g in grams
+                     if g not in _STOP_ZH_BIGRAMS and not any(c in _STOP_ZH_CHARS for c in g))
+        if len(run) == 1 and run not in _STOP_ZH_CHARS:
+            units.add(run)
+    for word in _LATIN.findall(text):
+        w = word.lower().replace("’", "'").removesuffix("'s").strip("'-")
+        if not w or w in _STOP_EN:
+            continue
+        if w[0].isdigit():
+            units.add(w)
+            continue
+        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        if len(w) > 2 and w not in _STOP_EN:
+            units.add(w)
+    return units
+
+
+# -- admitting, claims, citations -----------------------------------------------------------
+ADMITS = re.compile(
+    r"不知道|不清楚|无法(确定|判断|得知|知道|回答|提供)|不确定|没有(相关|提供|关于|足够|记录|提到|说过|告诉)|"
+    r"未(提及|提到|记录|告诉)|还?(没|没有)(跟我|和我|对我|向我)?(说|提|讲|告诉)(过|起|到)?|记忆(库)?(里|中)?(没有|并没有|没)|资料(里|中)?没有|"
+    r"don['’]t know|do not know|not sure|no (information|record|memory|details|mention)|"
+    r"(haven['’]t|have not|didn['’]t|did not|never) (mention|tell|told|share|said|say)|"
+    r"can['’]t (tell|say|know|determine)|cannot (tell|say|know|determine)|unable to|"
+    r"don['’]t have (any )?(information|details|a record|that)|do not have (any )?(information|details)|"
+    r"(nothing|no information|no details) (about|on|in)|(isn['’]t|is not|wasn['’]t|was not) (mentioned|stored|in)|"
+    r"not (mentioned|stored|recorded|in (the|my) (memory|memories|notes))",
+    re.IGNORECASE,
+)
+
+_CLAUSES = re.compile(r"[。！？!?；;，,：:、\n]+|(?<=[.])\s+")
+_ABOUT_USER = re.compile(
+    r"[你您我]|\b(you|your|yours|you're|you've|you'll|my|i|i'm|i've|me)\b", re.IGNORECASE)
+_ADVICE = re.compile(
+    r"可以|建议|应该|最好|不妨|记得|注意|考虑|试试|尽量|避免|别忘|请|如果|是否|吗|"
+    r"\b(should|could|can|might|may|try|consider|recommend|suggest|avoid|make sure|remember|"
+    r"if|whether|please|let me know)\b",
+    re.IGNORECASE,
+)
+_CITE = re.compile(r"\[(\d{1,3})\]")
+
+
+def clauses(text: str) -> list[str]:
+    """The answer cut into clauses: at sentence ends, commas and colons."""
+    return [c.strip() for c in _CLAUSES.split(text) if c and c.strip()]
+
+
+def is_claim(clause: str) -> bool:
+    """Does this clause state a fact about the user (not advice, not a question)?"""
+    return bool(_ABOUT_USER.search(clause)) and not ADMITS.search(clause) \
+        and not _ADVICE.search(clause)
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """What one answer rests on."""
+
+    used: list[int]  # indexes (into ``memories``) of the memories the answer uses
+    invented: list[str]  # claims about the user whose content was given nowhere
+    admits_unknown: bool
+    cites: list[int] = field(default_factory=list)  # [n] references in the answer
+    unsupported_units: list[str] = field(default_factory=list)  # content of those claims
+
+    @property
+    def verdict(self) -> str:
+        if self.invented:
+            return "invented"
+        if self.used:
+            return "used"
+        if self.admits_unknown:
+            return "admits"
+        return "no user facts"
+
+
+def ground(answer: str, memories: Sequence[str], question: str = "") -> Grounding:
+    """Check ``answer`` against the ``memories`` it was given and the ``question``.
+
+    >>> g = ground("你对花生过敏，宫保鸡丁里有花生，最好别吃。", ["对花生过敏"], "我能吃宫保鸡丁吗？")
+    >>> g.used, g.invented, g.verdict
+    ([0], [], 'used')
+    >>> ground("I don't know; you haven't told me.", [], "What's my wife's job?").verdict
+    'admits'
+    >>> ground("Your wife is a nurse.", [], "What's my wife's job?").invented
+    ['Your wife is a nurse.']
+    """
+    q_units = content_units(question)
+    mem_units = [content_units(m) for m in memories]
+    answer_units = content_units(answer)
+    used = [i for i, mu in enumerate(mem_units) if (mu & answer_units) - q_units]
+    known = set().union(q_units, *mem_units) if mem_units else set(q_units)
+    known_chars = {c for u in known if _HAN.fullmatch(u) for c in u}
+    invented: list[str] = []
+    unsupported: list[str] = []
+    for clause in clauses(answer):
+        if not is_claim(clause):
+            continue
+        new = sorted(u for u in content_units(clause) - known
+                     if not _covered(u, known_chars, known))
+        if new:
+            invented.append(clause)
+            unsupported += new
+    cites = sorted({int(n) for n in _CITE.findall(answer)})
+    return Grounding(used, invented, bool(ADMITS.search(answer)), cites, unsupported)
+
+
+def _covered(unit: str, known_chars: set[str], known: set[str]) -> bool:
+    """Is ``unit`` given after all, in another form? A Chinese bigram both of whose
+    characters were given ("吃花生" makes "花生吃" no new fact); an English word sharing its
+    first five letters with a given one ("allergy" after "allergic")."""
+    if _HAN.fullmatch(unit):
+        return all(c in known_chars for c in unit)
+    stem = unit[:5]
+    return len(unit) >= 5 and any(k[:5] == stem for k in known if len(k) >= 5)

@@ -1,0 +1,138 @@
+"""Sparse lexical vectors (稀疏向量): the project's tokenizer, turned into what Qdrant indexes.
+
+Qdrant ranks a sparse vector by the dot product of query and document weights. With the
+``Idf`` modifier on the sparse vector, the engine multiplies each query weight by the token's
+inverse document frequency, computed over the points a filter selects (here: one user's), so
+the score is BM25:
+
+- a document gets, per token, the BM25 term-frequency part
+  ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / AVG_LEN))``;
+- a query gets weight 1 per distinct token; the engine supplies the IDF.
+
+Tokens are those of :func:`gya_memory.semantic.lexical.tokenize` (Chinese characters and bigrams,
+English words, ids kept whole, stop words dropped). A token's index is its CRC-32, the same in
+every process, so no vocabulary has to be stored.
+
+A memory's date is findable too: :func:`document_vector` adds month tokens made from
+``created_at`` (``@month:5`` and ``@month:2026-05``), and :func:`query_tokens` turns month
+words in a question into the same tokens: "what did I tell you in May?", "我五月份跟你说过什么",
+"5月", "2026-05". English "may" is a stop word (a modal verb far more often than a month), so
+it only counts as the month after a preposition ("in May", "since may") or next to a number.
+
+>>> query_tokens("What did I tell you in May?")
+['tell', '@month:5']
+>>> query_tokens("我五月份跟你说过什么")[-1]
+'@month:5'
+>>> document_tokens("用户叫张三", "2026-05-03T09:00:00+08:00")[-2:]
+['@month:5', '@month:2026-05']
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+
+from gya_memory.semantic.lexical import tokenize
+
+K1 = 1.5
+B = 0.75
+#: Typical length of one memory in tokens (Chinese: characters + bigrams), for BM25's
+#: length normalisation; the labelled set averages about 14.
+AVG_LEN = 14.0
+
+_MONTHS_EN = {
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+    "jan": 1, "feb": 2, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+    "oct": 10, "nov": 11, "dec": 12,
+}
+_CN_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
+           "十": 10, "十一": 11, "十二": 12}
+_MONTH_ZH = re.compile(r"(十[一二]|[一二三四五六七八九十]|1[0-2]|0?[1-9])\s*月")
+_MONTH_NUM = re.compile(r"\b(20\d\d)[-/.](0?[1-9]|1[0-2])\b")
+# "may" is a month only after one of these words, or next to a number ("May 3", "3 May").
+_MAY_CONTEXT = re.compile(
+    r"\b(?:in|since|during|until|till|by|of|from|last|this|next|early|late|mid|before|after)"
+    r"\s+may\b|\bmay\s+\d|\d\s+may\b", re.IGNORECASE)
+_EN_WORD = re.compile(r"[A-Za-z]+")
+
+
+def month_token(month: int, year: int | None = None) -> str:
+    """The token of a month (``@month:5``) or of a month of a year (``@month:2026-05``)."""
+    return f"@month:{month}" if year is None else f"@month:{year:04d}-{month:02d}"
+
+
+def query_months(text: str) -> list[str]:
+    """The month tokens a question asks about, in order of appearance, without repeats."""
+    found: list[str] = []
+    for m in _MONTH_NUM.finditer(text):
+        found.append(month_token(int(m.group(2)), int(m.group(1))))
+        found.append(month_token(int(m.group(2))))
+    for m in _MONTH_ZH.finditer(text):
+        raw = m.group(1)
+        found.append(month_token(_CN_NUM[raw] if raw in _CN_NUM else int(raw)))
+    for m in _EN_WORD.finditer(text):
+        word = m.group(0).lower()
+        if word in _MONTHS_EN and word != "may":
+            found.append(month_token(_MONTHS_EN[word]))
+    if _MAY_CONTEXT.search(text):
+        found.append(month_token(5))
+    return list(dict.fromkeys(found))
+
+
+def query_tokens(text: str, *, dates: bool = True) -> list[str]:
+    """The distinct tokens of a question (and its month tokens when ``dates``)."""
+    tokens = list(dict.fromkeys(tokenize(text)))
+    return tokens + (query_months(text) if dates else [])
+
+
+def document_tokens(text: str, created_at: str | None = None, *, dates: bool = True) -> list[str]:
+    """The tokens of a memory, plus the month tokens of its ``created_at`` (ISO 8601)."""
+    tokens = tokenize(text)
+    if dates and created_at:
+        m = re.match(r"(\d{4})-(\d{2})-\d{2}", created_at)
+        if m:
+            year, month = int(m.group(1)), int(m.group(2))
+            tokens += [month_token(month), month_token(month, year)]
+    return tokens
+
+
+def token_index(token: str) -> int:
+    """The sparse-vector index of ``token``: its CRC-32 (an unsigned 32-bit int)."""
+    return zlib.crc32(token.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """A sparse vector: sorted, distinct ``indices`` and their ``values``."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def _pack(weights: dict[int, float]) -> Sparse:
+    items = sorted(weights.items())
+    return Sparse(tuple(i for i, _ in items), tuple(float(v) for _, v in items))
+
+
+def document_vector(text: str, created_at: str | None = None, *, dates: bool = True,
+                    k1: float = K1, b: float = B, avg_len: float = AVG_LEN) -> Sparse:
+    """BM25 term-frequency weights of a memory's tokens (the engine adds the IDF)."""
+    counts = Counter(document_tokens(text, created_at, dates=dates))
+    length = sum(counts.values())
+    norm = k1 * (1 - b + b * length / avg_len)
+    weights: dict[int, float] = {}
+    for token, tf in counts.items():
+        index = token_index(token)
+        weights[index] = weights.get(index, 0.0) + tf * (k1 + 1) / (tf + norm)
+    return _pack(weights)
+
+
+def query_vector(text: str, *, dates: bool = True) -> Sparse:
+    """Weight 1 for each distinct token of a question (the engine multiplies by IDF)."""
+    return _pack({token_index(t): 1.0 for t in query_tokens(text, dates=dates)})

@@ -1,0 +1,35 @@
+"""The notebooks' kits (教学工具): display helpers, the article's example data, the
+exercises' self-checks. Not part of the library: nothing in the library imports it
+(tests/test_layers.py).
+
+- ``display``     quote, table, wrap, show; the CJK font for plots
+- ``examples``    the article's example data, in Chinese and English; its procedural example
+- ``exercises/``  the notebooks' self-checks (``check.exercise_03_1(answer)``)
+"""
+
+from __future__ import annotations
+
+from gya_memory.base.lazy import lazy_names
+
+# public name -> the module that defines it (imported on first use)
+_EXPORTS: dict[str, str] = {
+    "quote": "gya_memory.teaching.display",
+    "table": "gya_memory.teaching.display",
+    "wrap": "gya_memory.teaching.display",
+    "show": "gya_memory.teaching.display",
+    "shorten": "gya_memory.teaching.display",
+    "use_cjk_font": "gya_memory.teaching.display",
+    "USER_ZH": "gya_memory.teaching.examples",
+    "USER_EN": "gya_memory.teaching.examples",
+    "SESSION_A": "gya_memory.teaching.examples",
+    "FACTS_ZH": "gya_memory.teaching.examples",
+    "FACTS_EN": "gya_memory.teaching.examples",
+    "DIET_QUESTION_ZH": "gya_memory.teaching.examples",
+    "DIET_QUESTION_EN": "gya_memory.teaching.examples",
+    "notebook_clock": "gya_memory.teaching.examples",
+    "DIETARY_ADVICE": "gya_memory.teaching.examples",
+    "dietary_advice": "gya_memory.teaching.examples",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
