@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from gya_memory.answer.agent import RECALL_TOOL, Grounding, MemoryAgent, Trace, check_grounding
-from gya_memory.teaching.display import quote
+from gya_memory.base.text import quote
 from gya_memory.answer.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block, no_hit_note
 from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
 from gya_memory.teaching.examples import FACTS_EN, FACTS_ZH, USER_ZH, notebook_clock

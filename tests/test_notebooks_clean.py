@@ -106,7 +106,7 @@ def test_every_sanitizer_rule_is_explained(name: str) -> None:
 def test_model_text_sanitizer_masks_only_quoted_model_words() -> None:
     from nbval.plugin import get_sanitize_patterns
 
-    from gya_memory.teaching.display import quote
+    from gya_memory.base.text import quote
 
     text = (ROOT / "tests" / "nbval_sanitize_model.cfg").read_text(encoding="utf-8")
     rules = get_sanitize_patterns(text)

@@ -32,7 +32,7 @@ from gya_memory.answer.context import (
 )
 from gya_memory.answer.gate import Gate, GateDecision, passed, recall_floor
 from gya_memory.answer.llm.interface import ChatLLM, Reply
-from gya_memory.teaching.display import quote
+from gya_memory.base.text import quote
 from gya_memory.answer.questions import question_kind
 from gya_memory.answer.retriever import Retriever
 

@@ -13,7 +13,7 @@ from gya_memory.base.lazy import lazy_names
 
 # public name -> the module that defines it (imported on first use)
 _EXPORTS: dict[str, str] = {
-    "quote": "gya_memory.teaching.display",
+    "quote": "gya_memory.base.text",
     "table": "gya_memory.teaching.display",
     "wrap": "gya_memory.teaching.display",
     "show": "gya_memory.teaching.display",

@@ -27,16 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gya_memory.base.checks import is_number
+from gya_memory.base.text import quote
 
 __all__ = ["quote", "table", "Table", "wrap", "show", "shorten", "width", "use_cjk_font"]
 
 CJK_FONT_FILE = "NotoSansCJKsc-Regular.otf"
-
-
-def quote(text: str) -> str:
-    """Model text, marked as such: «...». Notebooks show every model answer this way, so the
-    nbval sanitizer for other CPUs can mask exactly the model's words (see README, Tests)."""
-    return f"«{text.replace('«', '‹').replace('»', '›')}»"
 
 
 def width(text: str) -> int:

@@ -1,0 +1,90 @@
+"""The import rule (issue 20): the library never imports the parts apart from it.
+
+The library is ``base/``, the four layers (``working``, ``episodic/``, ``semantic/``,
+``procedural/``), ``hermes/``, ``answer/`` and ``erasure``. Measuring (``lab/``), fault
+injection (``faults/``) and the notebooks' kits (``teaching/``) may import the library, never
+the other way round, so a teacher can delete or replace them and the library still works.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "gya_memory"
+APART = ("lab", "faults", "teaching")
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ``gya_memory`` module a file imports, anywhere in it (lazy imports included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            raise AssertionError(f"{path}: relative import (the rule reads absolute ones)")
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gya_memory"):
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("gya_memory")}
+    return found
+
+
+def _library_files() -> list[Path]:
+    return [p for p in sorted(PACKAGE.rglob("*.py"))
+            if p.relative_to(PACKAGE).parts[0] not in APART + ("data",)]
+
+
+def test_the_library_imports_no_measuring_fault_or_teaching_module() -> None:
+    bad = []
+    for path in _library_files():
+        for name in sorted(_imports(path)):
+            parts = name.split(".")
+            if len(parts) > 1 and parts[1] in APART:
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_base_imports_nothing_else_of_the_package() -> None:
+    bad = [f"{p.relative_to(ROOT)} imports {n}"
+           for p in sorted((PACKAGE / "base").glob("*.py")) for n in sorted(_imports(p))
+           if not n.startswith("gya_memory.base")]
+    assert not bad, "\n".join(bad)
+
+
+def test_at_most_twelve_modules_directly_under_the_package() -> None:
+    entries = [p for p in PACKAGE.iterdir()
+               if (p.suffix == ".py" and p.name != "__init__.py") or (p / "__init__.py").exists()]
+    assert len(entries) <= 12, sorted(p.name for p in entries)
+
+
+def test_no_module_is_longer_than_450_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
+    assert not long, long
+
+
+def test_every_import_names_the_module_that_defines_the_name() -> None:
+    """No re-export shims: ``from gya_memory.x import N`` finds N defined in ``x`` (or ``x`` is
+    a package that lists N among its lazy public names, or N is a submodule of ``x``)."""
+    import importlib
+
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gya_memory")):
+                continue
+            module = importlib.import_module(node.module)
+            tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+            defined = {t.id for n in tree.body for t in ast.walk(n)
+                       if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(t, ast.Name)}
+            defined |= {n.name for n in ast.walk(tree)
+                        if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n in tree.body}
+            lazy = getattr(module, "_EXPORTS", {})
+            for alias in node.names:
+                name = alias.name
+                if name in defined or name in lazy:
+                    continue
+                if importlib.util.find_spec(f"{node.module}.{name}") if hasattr(module, "__path__") else False:
+                    continue
+                bad.append(f"{path.relative_to(ROOT)}: {name} from {node.module}")
+    assert not bad, "\n".join(bad)
