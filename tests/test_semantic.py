@@ -202,8 +202,9 @@ def test_memories_survive_close_and_reopen_and_the_folder_is_locked(
     # Another process (another kernel) on the same folder gets a clear, short error.
     code = (
         "import sys\n"
-        "from gya_memory.semantic.embeddings import TFIDFEmbedder\n"
-        "from gya_memory.semantic.memory import SemanticMemory, StoreLocked\n"
+        "from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder\n"
+        "from gya_memory.semantic.memory import SemanticMemory\n"
+        "from gya_memory.semantic.stores.common import StoreLocked\n"
         "try:\n"
         "    SemanticMemory(sys.argv[1], embedder=TFIDFEmbedder())\n"
         "except StoreLocked as exc:\n"

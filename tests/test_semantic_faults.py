@@ -29,7 +29,7 @@ CHILD = r'''
 import sys, time
 from gya_memory.semantic import stores
 from gya_memory.semantic.embeddings import TFIDFEmbedder
-from gya_memory.faults.failures import HashEmbedder
+from gya_memory.faults.fakes import HashEmbedder
 from gya_memory.semantic.memory import SemanticMemory
 
 folder, action, point = sys.argv[1], sys.argv[2], sys.argv[3]
