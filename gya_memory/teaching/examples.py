@@ -70,3 +70,5 @@ DIETARY_ADVICE = Procedure(
     run="gya_memory.teaching.examples:dietary_advice",
 )
 register_runner("gya_memory.teaching.examples:dietary_advice", dietary_advice)
+# the name it had before the package tree moved: procedures files saved then still load
+register_runner("gya_memory.examples:dietary_advice", dietary_advice)
