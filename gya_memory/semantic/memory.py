@@ -189,8 +189,6 @@ class SemanticMemory(ModelLifecycle):
             raise RuntimeError(f"{self!r} is closed; open a new SemanticMemory")
         return self._store
 
-    client = backend  # the name of earlier versions
-
     @property
     def is_local(self) -> bool:
         return self._store.exclusive
