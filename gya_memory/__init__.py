@@ -46,6 +46,8 @@ _EXPORTS: dict[str, str] = {
     "FixedClock": "gya_memory.base.clock",
     "CHINA_TZ": "gya_memory.base.clock",
     "WorkingMemory": "gya_memory.working",
+    "BudgetError": "gya_memory.working",
+    "approx_tokens": "gya_memory.working",
     "EpisodicMemory": "gya_memory.episodic.memory",
     "SemanticMemory": "gya_memory.semantic.memory",
     "ProceduralMemory": "gya_memory.procedural.memory",
@@ -75,4 +77,4 @@ if TYPE_CHECKING:  # for type checkers and editors; never runs
     from gya_memory.procedural.memory import ProceduralMemory, Procedure
     from gya_memory.semantic.embeddings import get_embedder
     from gya_memory.semantic.memory import SemanticMemory
-    from gya_memory.working import WorkingMemory
+    from gya_memory.working import BudgetError, WorkingMemory, approx_tokens

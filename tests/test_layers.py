@@ -88,3 +88,22 @@ def test_every_import_names_the_module_that_defines_the_name() -> None:
                     continue
                 bad.append(f"{path.relative_to(ROOT)}: {name} from {node.module}")
     assert not bad, "\n".join(bad)
+
+
+def test_the_notebooks_import_from_seven_places() -> None:
+    """The series' imports: the top level and six sub-packages, never a module inside one
+    (a notebook reader finds every name in one of these ``__init__`` lists)."""
+    import json
+    import re
+
+    allowed = {"gya_memory", "gya_memory.answer", "gya_memory.semantic", "gya_memory.hermes",
+               "gya_memory.lab", "gya_memory.teaching", "gya_memory.faults"}
+    found = set()
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                source = "".join(cell["source"])
+                found |= {m.group(1) or m.group(2) for m in re.finditer(
+                    r"^\s*(?:from\s+(gya_memory[\w.]*)\s+import|import\s+(gya_memory[\w.]*))",
+                    source, re.M)}
+    assert found <= allowed, sorted(found - allowed)

@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "notebook_clock": "gya_memory.teaching.examples",
     "DIETARY_ADVICE": "gya_memory.teaching.examples",
     "dietary_advice": "gya_memory.teaching.examples",
+    "read_in_fresh_process": "gya_memory.episodic.memory",  # notebook 03's restart check
 }
 
 __all__ = sorted(_EXPORTS)
