@@ -31,6 +31,7 @@ from gya_memory.answer.context import (
     render_block, reorder, select,
 )
 from gya_memory.answer.gate import Gate, GateDecision, passed, recall_floor
+from gya_memory.answer.grounding import ADMITS
 from gya_memory.answer.llm.interface import ChatLLM, Reply
 from gya_memory.base.text import quote
 from gya_memory.answer.questions import question_kind
@@ -374,13 +375,7 @@ def _with_gate_drops(assembly: Assembly, decisions: Sequence[GateDecision]) -> A
 
 
 # -- grounding: what does the answer rest on? ---------------------------------------------------
-_ADMITS = re.compile(
-    r"不知道|不清楚|无法(确定|判断|得知|知道|回答)|没有(相关|提供|关于|足够)|不确定|未提及|没有提到|"
-    r"don['’]t know|do not know|not sure|no (information|record|memory)|"
-    r"(haven['’]t|have not|didn['’]t|did not) (mention|tell|told|share)|can['’]t (tell|say)|"
-    r"cannot (tell|say|determine)|don['’]t have (any )?(information|details)",
-    re.IGNORECASE,
-)
+# (one "admits not knowing" pattern for the whole package: gya_memory.answer.grounding.ADMITS)
 
 
 @dataclass(frozen=True)
@@ -427,4 +422,4 @@ def check_grounding(trace: Trace, facts: dict[str, Sequence[str]],
                 if memory in given and relevant is not None and memory not in relevant:
                     off_topic.append(term)
     cites = sorted({int(n) for n in re.findall(r"\[(\d+)\]", trace.answer)})
-    return Grounding(used, invented, bool(_ADMITS.search(trace.answer)), cites, off_topic)
+    return Grounding(used, invented, bool(ADMITS.search(trace.answer)), cites, off_topic)
