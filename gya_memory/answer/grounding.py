@@ -29,30 +29,32 @@ from dataclasses import dataclass, field
 
 # -- content units ---------------------------------------------------------------------------
 from gya_memory.base.text import HAN_RUN_RE as _HAN  # noqa: E402  (one Han definition, in text.py)
+from gya_memory.base.text import STOP_CJK_BIGRAMS, STOP_CJK_CHARS, STOP_WORDS  # noqa: E402
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.:,]\d+)*")
-_STOP_ZH_CHARS = frozenset("的了是在有我你您他她它们这那么吗呢吧啊和与也都就要会能把被给对个一上下里哪谁几怎样很还没不")
-_STOP_ZH_BIGRAMS = frozenset(
-    "什么 怎么 哪里 哪个 哪些 有没 没有 是不 他们 她们 用户 一个 这个 那个 最近 现在 平时 一般 "
-    "可以 建议 应该 如果 或者 因为 所以 但是 不过 需要 时候 知道 不知 清楚 记忆 资料 问题 回答 "
-    "提到 提供 相关 信息 注意 一下 一些 比较 非常 已经 还是 就是 这样 那样 自己 我们 你们 您的 "
-    "你的 我的".split()
+# The stop words are the retrieval ones (gya_memory.base.text: one list), changed in two ways
+# for reading answers: the words answers are made of ("建议", "recommend", "however") are added,
+# and a few that retrieval drops are kept (the two lists were once chosen apart, on different
+# sets; keeping these exactly keeps every measured outcome as it was).
+ANSWER_STOP_EN = frozenset(
+    "all always another answer aren avoid based best better bit can't careful check couldn "
+    "detail details didn doesn doing don don't each easy enjoy everything fine fun get go "
+    "going good got great hard hasn haven having help however i'm important information isn "
+    "it's keep know let let's like lot lots made make many maybe memories memory mention "
+    "mentioned mine more most much need needs never nice note nothing often ok okay one only "
+    "other own perhaps please provided question really recommend recommended risk risky safe "
+    "safer said same say shouldn skip sorry specific stay store such suggest sure t take "
+    "taking tell thing things think time today told tomorrow two unfortunately usually want "
+    "wasn way well won wouldn yes you're yours".split()
 )
-_STOP_EN = frozenset(
-    "a an the is are was were be been being am do does did doing what which who whom whose "
-    "when where why how i me my mine we our you your yours he him his she her it its they them "
-    "their this that these those there here of in on at to for from with by about as into over "
-    "under and or but not no any some can could should would will shall may might must have "
-    "has had having if then so than too very just also up down out off again ever anything "
-    "something nothing everything user users s t don doesn didn isn aren wasn haven hasn "
-    "won wouldn shouldn couldn can't don't it's i'm you're let let's sure yes okay ok well "
-    "like get got make made go going know think want need needs one two more most much many "
-    "sorry unfortunately however based information memory memories store mention mentioned "
-    "provided tell told said say details detail specific question answer help recommend "
-    "recommended suggest might perhaps maybe please note good great best better really "
-    "usually often always never all each other another same such own only risky risk safe "
-    "safer fine okay important careful enjoy fun nice easy hard okay lot lots bit thing things "
-    "way time today tomorrow check keep take taking stay avoid skip".split()
+ANSWER_STOP_ZH_BIGRAMS = frozenset(
+    "一下 一些 不知 不过 但是 你们 你的 信息 可以 回答 因为 如果 就是 已经 应该 建议 您的 我们 "
+    "我的 或者 所以 提供 提到 时候 比较 注意 清楚 相关 知道 自己 记忆 资料 还是 这样 那样 问题 "
+    "需要 非常".split()
 )
+_STOP_ZH_CHARS = (STOP_CJK_CHARS - frozenset("什户用")) | frozenset("不很您没还")
+_KEPT_ZH_BIGRAMS = frozenset("么事 么用 了吗 他的 哪儿 她的 是什 是哪 是谁 的吗".split())
+_STOP_ZH_BIGRAMS = (STOP_CJK_BIGRAMS - _KEPT_ZH_BIGRAMS) | ANSWER_STOP_ZH_BIGRAMS
+_STOP_EN = (STOP_WORDS - {"days", "lately"}) | ANSWER_STOP_EN
 
 
 def content_units(text: str) -> set[str]:
