@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol
 
 from gya_memory.base import payload
 from gya_memory.base.checks import check_count, check_finite
-from gya_memory.base.fence import neutralise
+from gya_memory.base.fence import fence, neutralise
 from gya_memory.base.text import Message, language_of
 
 Placement = Literal["system", "user", "block"]
@@ -237,22 +237,21 @@ def render_block(hits: Sequence[HitLike], *, start: int = 1, style: Style = "cit
     ``style="plain"``: ``- text (date)``, nothing else: a small model reads a score or a
     session id as part of the fact and sometimes answers with it.
 
-    Each memory goes through :func:`gya_memory.base.fence.neutralise`: one line, no invisible or
-    bidi characters, ``<``/``>`` and their look-alikes as ``(``/``)``, ``[n]`` as ``(n)``,
+    The block is :func:`gya_memory.base.fence.fence` (the one fence renderer, also used for
+    MEMORY.md / USER.md): each memory neutralised to one line, no invisible or bidi characters, ``<``/``>`` and their look-alikes as ``(``/``)``, ``[n]`` as ``(n)``,
     so nothing inside a memory can close the fence, start a line or forge an entry.
     """
-    lines = [OPEN]
-    for ref, h in enumerate(hits, start=start):
+    items = []
+    for h in hits:
         if style == "plain":
             day = str(h.payload.get(payload.CREATED_AT) or "")[:10]
-            lines.append(f"- {defang(h.text)}" + (f" ({defang(day)})" if day else ""))
+            items.append(h.text + (f" ({day})" if day else ""))
             continue
         meta = [f"score {float(h.score):.3f}"]
         meta += [str(h.payload[k]) for k in (payload.SUBJECT, payload.SESSION_ID, payload.CREATED_AT)
                  if h.payload.get(k) is not None]
-        lines.append(f"[{ref}] {defang(h.text)} ({defang(' · '.join(meta))})")
-    lines.append(CLOSE)
-    return "\n".join(lines)
+        items.append(f"{h.text} ({' · '.join(meta)})")
+    return fence(OPEN[1:-1], items, start=start, numbered=style != "plain")
 
 
 def defang(text: str) -> str:
