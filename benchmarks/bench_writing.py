@@ -12,6 +12,11 @@ paraphrase that keeps them counts. Precision counts a proposal right when it mat
 labelled fact of its session (restated ones included); an unmatched proposal is printed so
 it can be read. Each conversation gets a fresh store; its sessions are written in order.
 
+``--hand RESULTS.json`` scores a stored run against the hand labels
+(``gya_memory/data/writing_hand_labels.json``, every proposal of the test run read against its
+session): precision, wrong and invented proposals and recall as a reader counts them, and how
+often the key-word matcher agrees. No model is loaded.
+
 ``--reuse RESULTS.json`` takes the model's extraction replies from an earlier run whose
 extraction prompt was the same (checked by a hash of the prompt, session by session), so a
 change to the compare/update step is measured in minutes: the model is greedy, so the
@@ -200,6 +205,55 @@ def rates(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+HAND_LABELS = "writing_hand_labels.json"
+MADE_UP = ("invented", "misstated", "mixed up")  # the hand notes of a wrong proposal that states a false fact
+
+
+def load_hand_labels() -> dict[tuple[str, str, str], dict[str, str]]:
+    """The hand labels, by (conversation, session, proposal text)."""
+    raw = (resources.files("gya_memory") / "data" / HAND_LABELS).read_text("utf-8")
+    return {(x["conversation"], x["session"], x["text"]): x for x in json.loads(raw)["labels"]}
+
+
+def hand_rates(rows: list[dict[str, Any]],
+               labels: dict[tuple[str, str, str], dict[str, str]]) -> dict[str, dict[str, float]]:
+    """Per language, what a reader counts: a proposal is right when its label is ``fact``;
+    *made up* when it states something false (an invented, misstated or mixed-up fact); a
+    labelled fact is found when the matcher found it or a proposal's hand note names it
+    ("f4 in other words"). ``agreement``: the matcher's right/wrong equals the reader's."""
+    import re
+
+    out = {}
+    for lang in ("zh", "en"):
+        r = [x for x in rows if x["lang"] == lang]
+        if not r:
+            continue
+        marks, agree, found, facts = [], [], 0, 0
+        for x in r:
+            named = set()
+            for p in x["proposals"]:
+                label = labels[(x["conversation"], x["session"], p["text"])]
+                marks.append(label)
+                agree.append(bool(p["matches"]) == (label["label"] == "fact"))
+                named |= set(re.findall(r"\bf\d+\b", label.get("note", "")))
+            for f in x["facts"]:
+                if "duplicate" in f:
+                    continue
+                facts += 1
+                found += bool(f["found"]) or f["id"] in named
+        n = len(marks)
+        out[lang] = {
+            "precision, by hand (>= 0.9)": round(sum(m["label"] == "fact" for m in marks) / n, 3),
+            "remarks kept": round(sum(m["label"] == "remark" for m in marks) / n, 3),
+            "wrong: questions, fragments, wrong person, false": round(sum(m["label"] == "wrong" for m in marks) / n, 3),
+            "made up: invented, misstated (<= 0.02)": round(sum(m.get("note", "").startswith(MADE_UP) for m in marks) / n, 3),
+            "recall, by hand (>= 0.8)": round(found / facts, 3) if facts else float("nan"),
+            "matcher agrees with the reader": round(sum(agree) / n, 3),
+            "proposals": n,
+        }
+    return out
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench_writing", description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=["tune", "test", "all"], default="test")
@@ -208,8 +262,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--decide", default="", help="options for writing.decide, e.g. how=first (the model may update; default off), how=pick,pool=3,zh=0.86,en=0.82")
     parser.add_argument("--worth", type=float, help="P(yes) a proposal needs in the second look (0: off)")
     parser.add_argument("--reuse", type=Path, help="take the extraction replies from this results file")
+    parser.add_argument("--hand", type=Path, help="score this stored test run against the hand labels (no model)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.hand:
+        import pandas as pd
+
+        rows = json.loads(args.hand.read_text("utf-8"))["rows"]
+        print(f"{args.hand.name}: the key-word matcher's rates, then a reader's")
+        print(pd.DataFrame(rates(rows)).loc[["recall (>= 0.8)", "precision (>= 0.9)"]].to_string())
+        print("\n" + pd.DataFrame(hand_rates(rows, load_hand_labels())).to_string())
+        print_footer(started)
+        return 0
 
     import pandas as pd
 

@@ -225,3 +225,50 @@ def test_every_kind_and_every_why_is_used(conversations) -> None:
     whys = Counter(n["why"] for c in conversations for s in c["sessions"] for n in s["must_not"])
     assert set(kinds) == KINDS and set(whys) == WHYS
     assert whys["other_person_as_user"] >= 12 and whys["hypothetical"] >= 6
+
+
+def test_hand_labels_cover_the_stored_test_run_exactly() -> None:
+    """data/writing_hand_labels.json labels every proposal of the stored test run
+    (benchmarks/results/writing_test.json) once, with one of three labels; a note names the
+    labelled fact a proposal restates ("f4 in other words") only if that fact is in its
+    session."""
+    from pathlib import Path
+
+    raw = (resources.files("gya_memory") / "data" / "writing_hand_labels.json").read_text("utf-8")
+    labels = json.loads(raw)
+    run = json.loads((Path(__file__).parent.parent / labels["run"]).read_text("utf-8"))
+    proposals = Counter((r["conversation"], r["session"], p["text"])
+                        for r in run["rows"] for p in r["proposals"])
+    labelled = Counter((x["conversation"], x["session"], x["text"]) for x in labels["labels"])
+    assert labelled == proposals
+    assert {x["label"] for x in labels["labels"]} == {"fact", "remark", "wrong"}
+    facts = {(r["conversation"], r["session"]): {f["id"] for f in r["facts"]} for r in run["rows"]}
+    for x in labels["labels"]:
+        for named in re.findall(r"\bf\d+\b", x.get("note", "")):
+            assert named in facts[(x["conversation"], x["session"])], x
+
+
+def test_hand_rates_of_the_stored_test_run(capsys) -> None:
+    """bench_writing --hand scores the stored run by the hand labels, without a model: the
+    numbers the README quotes."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    path = root / "benchmarks" / "bench_writing.py"
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_writing", path)
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(path.parent))
+    rows = json.loads((root / "benchmarks" / "results" / "writing_test.json").read_text("utf-8"))["rows"]
+    rates = bench.hand_rates(rows, bench.load_hand_labels())
+    assert rates["zh"]["precision, by hand (>= 0.9)"] == 0.761
+    assert rates["en"]["precision, by hand (>= 0.9)"] == 0.755
+    assert rates["zh"]["recall, by hand (>= 0.8)"] == 0.844
+    assert rates["en"]["made up: invented, misstated (<= 0.02)"] == 0.106
+    assert bench.main(["--hand", str(root / "benchmarks" / "results" / "writing_test.json")]) == 0
+    assert "matcher agrees with the reader" in capsys.readouterr().out
