@@ -370,3 +370,19 @@ def test_remember_with_the_rule_keeps_the_old_fact_as_history(car: SemanticMemor
     assert report.counts()["update"] == 1
     assert [m.text for m in history_of(car).all()] == ["开一辆2018年的卡罗拉"]
     assert "开一辆2018年的卡罗拉" not in {m.text for m in car.all()}
+
+
+def test_a_question_is_not_stored_as_a_fact() -> None:
+    """A proposal ending in a question keeps the statements before it; a bare question, or
+    one after an "if", is dropped with its reason."""
+    messages = [{"role": "user", "content": "同事小美是回族，需要注意什么吗？要是我换成电车呢？"}]
+    text = ('{"fact": "小美是回族，需要注意什么吗?", "about": "小美", "turn": 0}\n'
+            '{"fact": "要是我换成电车，是不是就不用操心这些了？", "about": "我", "turn": 0}\n'
+            '{"fact": "成都夏天一般多热？", "about": "我", "turn": 0}')
+    proposals, dropped = parse_proposals(text, messages)
+    assert [p.text for p in proposals] == ["小美是回族"]
+    assert [why for _, why in dropped] == ["a question, not a fact"] * 2
+    en = [{"role": "user", "content": "Is Shinjuku handy? I live in Leeds."}]
+    proposals, dropped = parse_proposals('{"fact": "Lives in Leeds", "turn": 0}\n'
+                                         '{"fact": "Is Shinjuku handy?", "turn": 0}', en)
+    assert [p.text for p in proposals] == ["Lives in Leeds"] and len(dropped) == 1
