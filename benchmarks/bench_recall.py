@@ -129,6 +129,7 @@ class Doc:
     session: str
     date: datetime
     text: str
+    role: str = "user"  # LongMemEval's "user" / "assistant"; MemoryBank's exchanges are "user"
 
 
 @dataclass
@@ -201,7 +202,8 @@ def load_longmemeval(folder: Path, limit: int | None = None) -> list[Haystack]:
             when = parse_lme_date(date)
             for t, turn in enumerate(session):
                 key = f"{j}:{t}"
-                docs.append(Doc(key, sid, when, turn.get("content") or ""))
+                docs.append(Doc(key, sid, when, turn.get("content") or "",
+                                turn.get("role") or "user"))
                 if turn.get("has_answer") and not q["question_id"].endswith("_abs"):
                     evidence.add(key)
         hay = Haystack("lme", q["question_id"], docs)
@@ -523,6 +525,8 @@ class CachingEmbedder(Embedder):
         self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL)")
         self.hits = self.misses = 0
         self.embed_seconds = 0.0
+        # passage text -> the text whose vector it takes (``--reply-vector user``)
+        self.alias: dict[str, str] = {}
 
     def _key(self, text: str, query: bool) -> str:
         raw = (f"{self.name}\x1f{self.engine}\x1f{'query' if query else 'passage'}\x1f{text}"
@@ -541,6 +545,8 @@ class CachingEmbedder(Embedder):
         return have == len(set(keys))
 
     def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
+        if not query and self.alias:
+            texts = [self.alias.get(t, t) for t in texts]
         keys = [self._key(t, query) for t in texts]
         found: dict[str, np.ndarray] = {}
         for i in range(0, len(keys), 500):
@@ -636,6 +642,7 @@ class RunOptions:
     date_in_text: bool = False      # each memory starts with its session's date
     judge: Any = None               # a chat model: retrieve(..., judge=) too (the gate's model)
     judge_every: int = 0            # judge every n-th answerable question (and every other)
+    reply_vector: str = "own"       # "user": an assistant turn's dense vector is its user turn's
 
 
 def store_hybrid(mem: Any, text: str, top_k: int) -> list[Any]:
@@ -672,8 +679,26 @@ def memory_texts(hay: Haystack, opts: RunOptions) -> list[tuple[Doc, int, str]]:
     return out
 
 
+def reply_aliases(memories: Sequence[tuple[Doc, int, str]]) -> dict[str, str]:
+    """``--reply-vector user``: each piece of an assistant turn takes the dense vector of the
+    user turn just before it in its session (its first piece), so only what the user said is
+    embedded; the turn's own words still go to BM25. An assistant turn with no user turn
+    before it keeps its own vector."""
+    alias: dict[str, str] = {}
+    last_user: dict[str, str] = {}
+    for d, c, piece in memories:
+        if d.role != "assistant":
+            if c == 0:
+                last_user[d.session] = piece
+        elif d.session in last_user:
+            alias[piece] = last_user[d.session]
+    return alias
+
+
 def is_cached(hay: Haystack, embedder: CachingEmbedder, opts: RunOptions) -> bool:
-    return (embedder.cached([t for _, _, t in memory_texts(hay, opts)], query=False)
+    if opts.reply_vector == "user":
+        embedder.alias = reply_aliases(memory_texts(hay, opts))
+    return (embedder.cached([embedder.alias.get(t, t) for _, _, t in memory_texts(hay, opts)], query=False)
             and embedder.cached([q.text for q in hay.queries], query=True))
 
 
@@ -683,6 +708,9 @@ def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: P
     from gya_memory.semantic.memory import SemanticMemory
     from gya_memory.semantic.values import point_id
     folder = Path(tempfile.mkdtemp(prefix="recall-", dir=workdir))
+    if isinstance(embedder, CachingEmbedder):
+        embedder.alias = (reply_aliases(memory_texts(hay, opts))
+                          if opts.reply_vector == "user" else {})
     timing: dict[str, float] = {}
     docs_of: dict[str, list[str]] = defaultdict(list)
     try:
@@ -1206,6 +1234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--passage-tokens", type=int, default=None, metavar="N",
                    help="e5 reads only the first N tokens of each stored turn (the dense side; "
                         "BM25 keeps every word); default: all of it")
+    p.add_argument("--reply-vector", choices=("own", "user"), default="own",
+                   help="user: an assistant turn's dense vector is the user turn's before it "
+                        "(only what the user said is embedded; BM25 still reads the reply)")
     p.add_argument("--only-cached", action="store_true",
                    help="skip the stores whose texts are not all in the embedding cache yet "
                         "(a partial dense pass)")
@@ -1268,10 +1299,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         judge = get_llm()
     opts = RunOptions(lexical_only=lexical_only, depth=args.depth,
                       date_in_text=args.date_in_text, judge=judge,
-                      judge_every=args.judge_every)
+                      judge_every=args.judge_every, reply_vector=args.reply_vector)
     kind = "LEXICAL ONLY" if lexical_only else "dense + lexical + hybrid + fusions"
     if args.date_in_text:
         kind += "; DATES IN THE TEXT"
+    if args.reply_vector == "user":
+        kind += "; REPLIES TAKE THE USER TURN'S DENSE VECTOR"
     print(f"Recall at real sizes (issue 17): {kind}; depth {args.depth}, "
           f"folds = question number mod {FOLDS}")
     if args.limit is not None or users is not None:
@@ -1346,7 +1379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {"lexical_only": lexical_only, "limit": args.limit, "users": users,
             "depth": args.depth, "folds": FOLDS, "embedder": embedder.name,
             "engine": getattr(embedder, "engine", ""), "date_in_text": args.date_in_text,
-            "judge_every": args.judge_every, "passage_tokens": args.passage_tokens}
+            "judge_every": args.judge_every, "passage_tokens": args.passage_tokens,
+            "reply_vector": args.reply_vector}
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)
         small = summary(results, meta, {k: v for k, v in examples.items() if v})

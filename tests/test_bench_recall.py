@@ -237,3 +237,17 @@ def test_pooled_cv_chooses_one_setting_on_the_other_folds_of_every_data_set(benc
 def test_first_rank(bench):
     assert bench.first_rank(["a", "b", "c"], frozenset({"c", "b"})) == 2
     assert bench.first_rank(["a"], frozenset({"z"})) is None
+
+
+def test_reply_aliases_point_replies_at_the_user_turn_before_them(bench):
+    """--reply-vector user: an assistant turn (every piece of it) takes the dense vector of the
+    user turn before it in the same session; one with no user turn before it keeps its own."""
+    from datetime import datetime, timezone
+
+    when = datetime(2023, 5, 1, tzinfo=timezone.utc)
+    d = [bench.Doc("0:0", "s1", when, "ask", "assistant"), bench.Doc("0:1", "s1", when, "q1"),
+         bench.Doc("0:2", "s1", when, "long reply", "assistant"), bench.Doc("1:0", "s2", when, "q2"),
+         bench.Doc("1:1", "s2", when, "reply 2", "assistant")]
+    memories = [(d[0], 0, "ask"), (d[1], 0, "q1"), (d[2], 0, "long"), (d[2], 1, "reply"),
+                (d[3], 0, "q2"), (d[4], 0, "reply 2")]
+    assert bench.reply_aliases(memories) == {"long": "q1", "reply": "q1", "reply 2": "q2"}
