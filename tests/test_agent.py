@@ -26,10 +26,8 @@ from gya_memory.base.text import quote
 from gya_memory.answer.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block, no_hit_note
 from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
 from gya_memory.teaching.examples import FACTS_EN, FACTS_ZH, USER_ZH, notebook_clock
-from gya_memory.answer.gate import (
-    FACT_MIN, GENERAL_MIN, JUDGE_MIN, READER_SYSTEM, READER_SYSTEM_ZH, Gate, GateDecision,
-    judge_messages, reader_messages,
-)
+from gya_memory.answer.gate import FACT_MIN, GENERAL_MIN, JUDGE_MIN, Gate, GateDecision
+from gya_memory.answer.judge import READER_SYSTEM, READER_SYSTEM_ZH, judge_messages, reader_messages
 from gya_memory.answer.questions import question_kind
 from gya_memory.answer.llm.interface import ChatLLM, LLMError, Reply, check_messages
 from gya_memory.answer.llm.tools import ToolCall

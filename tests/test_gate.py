@@ -15,9 +15,12 @@ from typing import Any
 import pytest
 
 from gya_memory.answer.gate import (
-    FACT_MIN, GENERAL_MIN, JUDGE_MIN, JUDGE_SYSTEM, JUDGE_SYSTEM_ZH, READER_SYSTEM,
-    READER_SYSTEM_ZH, RECALL_FLOOR_BY_LANGUAGE, Gate, GateDecision, about_of_hit,
-    judge_messages, judge_relevance, passed, reader_messages, reader_relevance, recall_floor,
+    FACT_MIN, GENERAL_MIN, JUDGE_MIN, RECALL_FLOOR_BY_LANGUAGE, Gate, GateDecision,
+    about_of_hit, passed, recall_floor,
+)
+from gya_memory.answer.judge import (
+    JUDGE_SYSTEM, JUDGE_SYSTEM_ZH, READER_SYSTEM, READER_SYSTEM_ZH, judge_messages,
+    judge_relevance, reader_messages, reader_relevance,
 )
 from gya_memory.answer.questions import question_kind
 from gya_memory.semantic.values import Hit

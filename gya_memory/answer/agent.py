@@ -19,7 +19,6 @@ that it did not know?
 from __future__ import annotations
 
 import html
-import math
 import re
 import time
 from collections.abc import Sequence
@@ -27,10 +26,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from gya_memory.answer.context import (
-    Assembly, Dropped, Placed, Policy, assemble, language_for, newest_wins, no_hit_block,
+    Assembly, Dropped, Placed, Policy, assemble, language_for, no_hit_block,
     render_block, reorder, select,
 )
-from gya_memory.answer.gate import Gate, GateDecision, passed, recall_floor
+from gya_memory.answer.gate import Gate, GateDecision, floor_for, passed, screen
 from gya_memory.answer.grounding import ADMITS
 from gya_memory.answer.llm.interface import ChatLLM, Reply
 from gya_memory.base.text import quote
@@ -196,45 +195,17 @@ class MemoryAgent:
         """The candidates that pass the gate (all of them if there is no gate), and the
         gate's decision for each. ``query`` is what was searched, if not the question.
 
-        With ``conflicts="newest_wins"``, the newest memory of each subject is judged first
-        and wins if it passes; an older one is judged only when its subject's newest was
-        rejected (so a newer memory the judge rejects does not take an older, relevant one
-        with it, and a stale one never takes the newer one's place in the pool)."""
+        The gate is composed in one place, :func:`gya_memory.answer.gate.screen` (with
+        ``conflicts="newest_wins"``, the newest memory of each subject is judged first)."""
         policy = self.policy if policy is None else policy
         if self.gate is None:
             return list(candidates), []
-        floor = (-math.inf if self.recall == "hybrid"  # fused scores: the floor ran inside
-                 else recall_floor(self.memory.embedder, query or question))
+        floor = floor_for(self.memory.embedder, query or question, fused=self.recall == "hybrid")
         judge = self.llm if getattr(self.llm, "gives_probabilities", False) else None
-        if policy.conflicts != "newest_wins":
-            decisions = self.gate.apply(question, list(candidates), floor=floor, judge=judge,
-                                        pool=policy.top_k, kind=kind)
-            return passed(decisions), decisions
-        # newest first: the newest memory of each subject is judged before any older one,
-        # so a stale memory can't take the pool's place; an older one is judged only when
-        # its subject's newest was rejected, with what is left of the pool
-        newest, older = newest_wins(list(candidates), policy.conflict_key)
-        decisions = self.gate.apply(question, newest, floor=floor, judge=judge, pool=policy.top_k,
-                                    kind=kind)
-        # a subject whose newest memory was rejected (not merely left over the pool) may be
-        # answered by an older one, judged with what is left of the pool
-        rejected = {d.hit.payload.get(policy.conflict_key) for d in decisions
-                    if not d.passed and d.reason != "over pool"}
-        retry = [h for h in older if h.payload.get(policy.conflict_key) in rejected]
-        pool = self.gate.pool if self.gate.pool is not None else policy.top_k
-        left = pool - sum(d.passed or d.p_yes is not None for d in decisions)
-        if retry and left > 0:
-            decisions += self.gate.apply(question, retry, floor=floor, judge=judge, pool=left,
-                                         kind=kind)
-        else:
-            decisions += [GateDecision(h, False, "over pool") for h in retry]
-        decisions += [GateDecision(h, False, "superseded by newer") for h in older if h not in retry]
-        _, superseded = newest_wins(passed(decisions), policy.conflict_key)
-        gone = {id(h) for h in superseded}
-        decisions = [replace(d, passed=False, reason="superseded by newer")
-                     if id(d.hit) in gone else d for d in decisions]
-        rank = {id(h): i for i, h in enumerate(sorted(candidates, key=lambda h: -float(h.score)))}
-        decisions.sort(key=lambda d: rank[id(d.hit)])  # in the order retrieval ranked them
+        decisions = screen(question, candidates, gate=self.gate, floor=floor, judge=judge,
+                           pool=policy.top_k, kind=kind,
+                           conflict_key=policy.conflict_key
+                           if policy.conflicts == "newest_wins" else None)
         return passed(decisions), decisions
 
     def ask(self, question: str, *, trigger: Trigger = "program",

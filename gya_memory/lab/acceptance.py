@@ -198,7 +198,8 @@ def probe_gate(scenarios: Sequence[Scenario], stores: dict[str, Any], judge: Any
     """Candidates for each question with the floor, the ``about`` rule and the model's
     score of each: ``how`` is ``"judge"`` (yes/no), ``"graded"`` (0-3) or ``"reader"``."""
     from gya_memory.answer.about import fits
-    from gya_memory.answer.gate import about_of_hit, graded_relevance, judge_relevance, reader_relevance, recall_floor
+    from gya_memory.answer.gate import about_of_hit, floor_for
+    from gya_memory.answer.judge import graded_relevance, judge_relevance, reader_relevance
     from gya_memory.answer.questions import question_kind
 
     rows = []
@@ -211,7 +212,7 @@ def probe_gate(scenarios: Sequence[Scenario], stores: dict[str, Any], judge: Any
             q = asked[kind]
             if not q:
                 continue
-            floor = recall_floor(memory.embedder, q)
+            floor = floor_for(memory.embedder, q)
             qk = question_kind(q)
             cands = []
             for h in memory.candidates(q, top_k=top_k):

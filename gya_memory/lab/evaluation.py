@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gya_memory.answer.gate import Gate, GateDecision, recall_floor
+from gya_memory.answer.gate import Gate, GateDecision, floor_for, screen
 from gya_memory.answer.grounding import Grounding, content_units, ground
 
 from gya_memory.lab.gate_features import feature_separation, gate_features
@@ -95,8 +95,8 @@ def retrieval_rows(scenarios: Sequence[Scenario], stores: dict[str, Any], gate: 
                                           "passed" if i < 3 and h.score >= floor else "cut")
                              for i, h in enumerate(hits)]
             else:
-                decisions = gate.apply(question, hits, floor=recall_floor(memory.embedder, question),
-                                       judge=judge)
+                decisions = screen(question, hits, gate=gate,
+                                   floor=floor_for(memory.embedder, question), judge=judge)
             rows.append(RetrievalRow(
                 s.id, s.lang, kind, question, ranking,
                 list(s.relevant) if kind == "answerable" else [],

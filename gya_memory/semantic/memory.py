@@ -15,7 +15,6 @@ Where the points live, point ids and the degraded mode: :mod:`gya_memory.semanti
 
 from __future__ import annotations
 
-import math
 import os
 import uuid
 import weakref
@@ -285,7 +284,7 @@ class SemanticMemory(ModelLifecycle):
         ``top_k`` (:mod:`gya_memory.answer.gate`, the same gate :class:`MemoryAgent` uses).
 
         - ``dense``: cosine similarity of embeddings; hits below ``min_score`` (default: the
-          gate's recall-first floor for the query's language, :func:`gate.recall_floor`) are
+          gate's recall-first floor for the query's language, :func:`gate.floor_for`) are
           dropped.
         - ``lexical``: BM25 over the user's texts; only memories sharing a token come back.
         - ``hybrid``: the dense ranking (above ``min_score``) and the BM25 ranking fused by
@@ -295,7 +294,7 @@ class SemanticMemory(ModelLifecycle):
         then also judged for relevance, and only those it says *yes* to come back. Without
         one, the floor alone decides: it cuts the clearly unrelated, and look-alikes pass.
         """
-        from gya_memory.answer.gate import Gate, passed, recall_floor
+        from gya_memory.answer.gate import Gate, floor_for, passed, screen
 
         top_k = check_top_k(top_k)
         min_score = check_min_score(min_score)
@@ -304,7 +303,7 @@ class SemanticMemory(ModelLifecycle):
         if mode not in ("dense", "hybrid"):
             raise ValueError(f"mode must be 'dense', 'lexical' or 'hybrid', got {mode!r}")
         query = check_memory_text("query", query)
-        floor = recall_floor(self._embedder, query) if min_score is None else min_score
+        floor = floor_for(self._embedder, query, min_score=min_score)
         if mode == "dense":
             found = self.candidates(query, top_k)
         else:
@@ -315,8 +314,9 @@ class SemanticMemory(ModelLifecycle):
             fusion = replace(self.fusion, pool=max(self.fusion.pool, top_k))
             found = [self._hit(f, "hybrid") for f in self.backend.hybrid(
                 name, vector.tolist(), query_vector(query), top_k, self._where(), fusion, floor)]
-            floor = -math.inf  # fused scores are not cosines; the floor was applied inside
-        decisions = Gate(pool=top_k).apply(query, found, floor=floor, judge=judge)
+            # fused scores are not cosines; the floor was applied to the dense side inside
+            floor = floor_for(self._embedder, query, fused=True)
+        decisions = screen(query, found, gate=Gate(pool=top_k), floor=floor, judge=judge)
         return passed(decisions)
 
     def count(self) -> int:

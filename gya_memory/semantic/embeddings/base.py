@@ -111,6 +111,12 @@ class Embedder(ABC):
     _min_score: float | None = None
 
     @property
+    def fixed_min_score(self) -> float | None:
+        """The ``min_score=`` this embedder was built with, if one was given by hand (it
+        then overrides every calibrated threshold and floor), else None."""
+        return self._min_score
+
+    @property
     def default_min_score(self) -> float:
         """Score below which a hit counts as unrelated (see :data:`DEFAULT_MIN_SCORE`)."""
         return self._min_score if self._min_score is not None else min_score_for(self.name)
