@@ -148,7 +148,7 @@ class Grounding:
     admits_unknown: bool  # does it say it doesn't know?
     cites: list[int] = field(default_factory=list)  # [n] references to the memory block
     off_topic: list[int] = field(default_factory=list)  # of ``used``: those that don't answer
-    unsupported_units: list[str] = field(default_factory=list)  # the words that make invented
+    unsupported_units: list[str] = field(default_factory=list)  # the words behind ``invented``
 
     @property
     def verdict(self) -> str:
