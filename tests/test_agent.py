@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from gya_memory.answer.agent import RECALL_TOOL, Grounding, MemoryAgent, Trace, check_grounding
+from gya_memory.answer.agent import RECALL_TOOL, MemoryAgent, Trace
+from gya_memory.answer.grounding import Grounding, check_grounding
 from gya_memory.base.text import quote
 from gya_memory.answer.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block, no_hit_note
 from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
@@ -744,7 +745,7 @@ def test_quote() -> None:
     assert quote("") == "«»"
 
 
-# -- grounding ---------------------------------------------------------------------------------
+# -- grounding: the key-term rule on a trace (the content-unit rule: test_grounding.py) ---------
 def grounded(answer: str, placed_texts: Sequence[str]) -> Grounding:
     hits = [Hit(t, 0.9, t, {}) for t in placed_texts]
     assembly = assemble("问题", hits, Policy(top_k=5, budget_chars=None))
@@ -753,16 +754,16 @@ def grounded(answer: str, placed_texts: Sequence[str]) -> Grounding:
 
 def test_grounding_used_the_memory() -> None:
     g = grounded("你在戒咖啡 [1]，晚上别喝了。", [COFFEE])
-    assert g == Grounding(["咖啡"], [], False, [1])
-    assert g.verdict == "used the memory"
+    assert g == Grounding(used=[0], invented=[], admits_unknown=False, cites=[1])
+    assert g.verdict == "used"
 
 
 def test_grounding_invented_a_fact() -> None:
     g = grounded("张三，你在戒咖啡。", [COFFEE])
-    assert g.used_memory == ["咖啡"] and g.invented == ["张三"]
-    assert g.verdict == "invented facts about the user"  # even though it used one too
+    assert g.used == [0] and g.invented == ["张三"] and g.unsupported_units == ["张三"]
+    assert g.verdict == "invented"  # even though it used one too
     g = grounded("你是后端工程师吧？", [])
-    assert g.invented == ["后端", "工程师"] and g.verdict == "invented facts about the user"
+    assert g.invented == ["后端", "工程师"] and g.verdict == "invented"
 
 
 @pytest.mark.parametrize("answer", [
@@ -772,47 +773,48 @@ def test_grounding_invented_a_fact() -> None:
 ])
 def test_grounding_admits_unknown(answer: str) -> None:
     g = grounded(answer, [])
-    assert g.admits_unknown and g.used_memory == [] and g.invented == []
-    assert g.verdict == "admitted it does not know"
+    assert g.admits_unknown and g.used == [] and g.invented == []
+    assert g.verdict == "admits"
 
 
 def test_grounding_answered_without_facts() -> None:
     g = grounded("多喝水，少吃油腻。", [COFFEE])
-    assert g == Grounding([], [], False, [])
-    assert g.verdict == "answered without the user's facts"
+    assert g == Grounding(used=[], invented=[], admits_unknown=False)
+    assert g.verdict == "no user facts"
 
 
 def test_grounding_is_case_insensitive_and_reads_citations() -> None:
-    g = grounded("ALICE, see [2] and [1][2]; not [x].", [ALICE])
-    assert g.used_memory == ["Alice"] and g.cites == [1, 2]
-    assert g.verdict == "used the memory"
+    g = grounded("ALICE, see [2] and [1][2]; not [x].", [COFFEE, ALICE])
+    assert g.used == [1] and g.cites == [1, 2]  # indexes into the memories given
+    assert g.verdict == "used"
 
 
 def test_grounding_of_real_traces(memory: SemanticMemory) -> None:
     with_memory = MemoryAgent(memory, ScriptedLLM(say("你在戒咖啡 [1]。"))).ask(COFFEE_Q)
-    assert check_grounding(with_memory, FACTS).verdict == "used the memory"
+    assert check_grounding(with_memory, FACTS).verdict == "used"
     control = MemoryAgent(memory, ScriptedLLM(say("你在戒咖啡。"))).ask(COFFEE_Q, trigger="none")
     assert check_grounding(control, FACTS).invented == ["咖啡"]
     no_hit = MemoryAgent(memory, ScriptedLLM(say("我不知道。"))).ask(WEATHER_Q)
-    assert check_grounding(no_hit, FACTS).verdict == "admitted it does not know"
+    assert check_grounding(no_hit, FACTS).verdict == "admits"
     tool = MemoryAgent(memory, ScriptedLLM(say("", recall("咖啡")), say("别喝咖啡 [1]"))).ask(
         COFFEE_Q, trigger="model")
-    assert check_grounding(tool, FACTS) == Grounding(["咖啡"], [], False, [1])
+    assert check_grounding(tool, FACTS) == Grounding(used=[0], invented=[], admits_unknown=False,
+                                                     cites=[1])
 
 
 def test_grounding_flags_an_answer_built_on_memories_that_do_not_answer() -> None:
-    from gya_memory.answer.agent import Trace, check_grounding
-    from gya_memory.answer.context import Policy, assemble
-    from gya_memory.answer.llm.interface import Reply
-    from gya_memory.semantic.values import Hit
-
     hits = [Hit("a", 0.89, "用户是一名后端工程师", {}), Hit("b", 0.88, "用户的博客主要写 AI Agent", {})]
     assembly = assemble("用户去过哪里？", hits, Policy())
     trace = Trace("用户去过哪里？", "program", hits, assembly, Reply("用户去过博客。", "m", 1, 1))
     facts = {"用户是一名后端工程师": ["后端"], "用户的博客主要写 AI Agent": ["博客"]}
     g = check_grounding(trace, facts, relevant=[])
-    assert g.off_topic == ["博客"] and g.verdict == "built on a memory that does not answer"
-    assert check_grounding(trace, facts).verdict == "used the memory"
+    blog = [p.hit.text for p in assembly.placed].index("用户的博客主要写 AI Agent")
+    assert g.used == g.off_topic == [blog] and g.verdict == "off topic"
+    assert check_grounding(trace, facts).verdict == "used"
+    job = "用户是一名后端工程师"  # once a used memory answers, the answer is not off topic
+    assert check_grounding(trace, facts, relevant=[job]).verdict == "off topic"
+    both = Trace("用户去过哪里？", "program", hits, assembly, Reply("后端，博客。", "m", 1, 1))
+    assert check_grounding(both, facts, relevant=[job]).verdict == "used"
     assert "«用户去过博客。»" in repr(trace) and "messages:" not in repr(trace)
 
 

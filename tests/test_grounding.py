@@ -1,10 +1,13 @@
-"""The grounding check: content units, use of a memory, claims about the user, admitting."""
+"""The grounding check: content units, use of a memory, claims about the user, admitting, and
+the one result both rules return (the key-term rule on traces: test_agent.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from gya_memory.answer.grounding import clauses, content_units, ground, is_claim
+from gya_memory.answer.grounding import (
+    VERDICTS, Grounding, clauses, content_units, ground, is_claim,
+)
 
 
 def test_content_units_drop_stop_words_and_keep_facts() -> None:
@@ -57,3 +60,25 @@ def test_advice_and_admitted_gaps_are_not_claims() -> None:
 def test_clauses_split_sentences_in_both_languages() -> None:
     assert clauses("你对花生过敏。最好别吃！Skip it. Really?") == [
         "你对花生过敏", "最好别吃", "Skip it.", "Really"]
+
+
+def test_an_answer_built_only_on_memories_that_do_not_answer_is_off_topic() -> None:
+    memories = ["用户的博客主要写 AI Agent", "用户是一名后端工程师"]
+    g = ground("你的博客主要写 AI Agent。", memories, "我去过哪些城市？", relevant=[])
+    assert g.used == g.off_topic == [0] and g.verdict == "off topic"
+    assert ground("你的博客主要写 AI Agent。", memories, "我去过哪些城市？").verdict == "used"
+    g = ground("你是后端工程师，博客写 AI Agent。", memories, "我做什么工作？",
+               relevant=[memories[1]])
+    assert g.used == [0, 1] and g.off_topic == [0] and g.verdict == "used"
+
+
+def test_one_result_and_one_order_of_verdicts_for_both_rules() -> None:
+    def verdict(**fields: object) -> str:
+        return Grounding(**{"used": [], "invented": [], "admits_unknown": False, **fields}).verdict
+
+    assert verdict(invented=["x"], used=[0], off_topic=[0], admits_unknown=True) == "invented"
+    assert verdict(used=[0], off_topic=[0], admits_unknown=True) == "off topic"
+    assert verdict(used=[0, 1], off_topic=[1], admits_unknown=True) == "used"
+    assert verdict(admits_unknown=True) == "admits"
+    assert verdict() == "no user facts"
+    assert VERDICTS == ("invented", "off topic", "used", "admits", "no user facts")

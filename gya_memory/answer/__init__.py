@@ -7,7 +7,7 @@
 - ``gate``        which candidates may reach the prompt: the free checks, then the model
 - ``context``     context assembly: filter, budget, order, placement, fenced memories
 - ``agent``       the closed loop: :class:`MemoryAgent`, traces, the recall_memory tool
-- ``grounding``   is the answer supported by what was sent?
+- ``grounding``   is the answer supported by what was sent? Two rules, one :class:`Grounding`
 - ``llm/``        the chat model: local Qwen2.5-Coder-1.5B, or an OpenAI-compatible server
 - the write path: ``dates`` (relative dates resolved by rule), ``extraction`` (the model
   proposes facts), ``writing`` (add, update or skip each one), ``changes`` (the update rule)
@@ -41,8 +41,9 @@ _EXPORTS: dict[str, str] = {
     "MemoryAgent": "gya_memory.answer.agent",
     "RECALL_TOOL": "gya_memory.answer.agent",
     "admits_only": "gya_memory.answer.agent",
-    "check_grounding": "gya_memory.answer.agent",
     "honest_reply": "gya_memory.answer.agent",
+    "Grounding": "gya_memory.answer.grounding",
+    "check_grounding": "gya_memory.answer.grounding",
     "ground": "gya_memory.answer.grounding",
     "Retriever": "gya_memory.answer.retriever",
     "get_llm": "gya_memory.answer.llm",

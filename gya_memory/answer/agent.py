@@ -11,15 +11,14 @@ Session A saves memories; in a later session B :meth:`MemoryAgent.ask` takes a q
    message it went into, or why it was dropped), the final messages, the answer and the
    time each step took. A trace renders as an HTML table in a notebook and as plain text.
 
-:func:`check_grounding` then asks of an answer what the article's acceptance test asks: did
-it use the memory, did it state facts about the user that it was not given, did it admit
-that it did not know?
+:mod:`gya_memory.answer.grounding` then asks of an answer what the article's acceptance test
+asks: did it use the memory, did it state facts about the user that it was not given, did it
+admit that it did not know?
 """
 
 from __future__ import annotations
 
 import html
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -30,7 +29,7 @@ from gya_memory.answer.context import (
     render_block, reorder, select,
 )
 from gya_memory.answer.gate import Gate, GateDecision, floor_for, passed, screen
-from gya_memory.answer.grounding import ADMITS
+from gya_memory.answer.grounding import ground
 from gya_memory.answer.llm.interface import ChatLLM, Reply
 from gya_memory.base.text import quote
 from gya_memory.answer.questions import question_kind
@@ -323,8 +322,6 @@ def honest_reply(language: str) -> str:
 def admits_only(answer: str, question: str) -> bool:
     """Does ``answer`` admit it doesn't know, and state no fact about the user that the
     question didn't give? (:func:`gya_memory.answer.grounding.ground`, with no memories.)"""
-    from gya_memory.answer.grounding import ground
-
     g = ground(answer, [], question)
     return g.admits_unknown and not g.invented
 
@@ -343,54 +340,3 @@ def _with_gate_drops(assembly: Assembly, decisions: Sequence[GateDecision]) -> A
     """The assembly with the candidates the gate dropped listed first among the drops."""
     drops = [_gate_drop(d) for d in decisions if not d.passed]
     return replace(assembly, dropped=drops + list(assembly.dropped)) if drops else assembly
-
-
-# -- grounding: what does the answer rest on? ---------------------------------------------------
-# (one "admits not knowing" pattern for the whole package: gya_memory.answer.grounding.ADMITS)
-
-
-@dataclass(frozen=True)
-class Grounding:
-    """What an answer rests on, by simple, visible rules (not by another model)."""
-
-    used_memory: list[str]  # key terms of the memories given that the answer repeats
-    invented: list[str]  # key terms of facts about the user that it was NOT given
-    admits_unknown: bool
-    cites: list[int]  # [n] references to the memory block
-    off_topic: list[str] = field(default_factory=list)  # used terms of memories that don't answer
-
-    @property
-    def verdict(self) -> str:
-        if self.invented:
-            return "invented facts about the user"
-        if self.off_topic and self.off_topic == self.used_memory:
-            return "built on a memory that does not answer"
-        if self.used_memory:
-            return "used the memory"
-        if self.admits_unknown:
-            return "admitted it does not know"
-        return "answered without the user's facts"
-
-
-def check_grounding(trace: Trace, facts: dict[str, Sequence[str]],
-                    relevant: Sequence[str] | None = None) -> Grounding:
-    """Judge ``trace.answer`` against the user's real facts.
-
-    ``facts`` maps each memory text to its key terms (e.g. ``{"最近在戒咖啡，想少喝一点":
-    ["咖啡"]}``). A key term in the answer counts as *used* when its memory was in the
-    context, and as *invented* when it was not (the model can only have guessed it).
-    ``relevant``, if given, lists the memories that actually answer the question: an answer
-    resting only on other memories is *off topic*. Words a rule has no term for (an invented
-    name, a paraphrase) are invisible to it: read the answer too.
-    """
-    given = {p.hit.text for p in trace.assembly.placed}
-    answer = trace.answer.lower()
-    used, invented, off_topic = [], [], []
-    for memory, terms in facts.items():
-        for term in terms:
-            if term.lower() in answer:
-                (used if memory in given else invented).append(term)
-                if memory in given and relevant is not None and memory not in relevant:
-                    off_topic.append(term)
-    cites = sorted({int(n) for n in re.findall(r"\[(\d+)\]", trace.answer)})
-    return Grounding(used, invented, bool(ADMITS.search(trace.answer)), cites, off_topic)

@@ -2,8 +2,19 @@
 
 The article's acceptance check asks three things of an answer: did it use the memory it was
 given (用上记忆), did it invent facts about the user (不编造), and, with nothing relevant
-stored, did it admit it doesn't know (承认不知道)? :func:`ground` answers them by comparing the
-*content* of the answer with the memories it was given and with the question:
+stored, did it admit it doesn't know (承认不知道)? Two rules answer them, and both return the
+same result, a :class:`Grounding` with one :attr:`~Grounding.verdict`:
+
+- ``"invented"``: the answer states something about the user that it was not given (this
+  wins over everything else);
+- ``"off topic"``: it rests only on memories that were given but don't answer the question
+  (known only when the caller says which memories do: ``relevant``);
+- ``"used"``: it uses a memory it was given;
+- ``"admits"``: it says it doesn't know;
+- ``"no user facts"``: none of these: it answers without the user's facts (general advice).
+
+:func:`ground` compares the *content* of the answer with the memories it was given and with
+the question, and needs nothing else:
 
 - content units: Chinese character bigrams (stop characters and bigrams dropped), English
   content words (stop words dropped, a plural ``s`` stripped), numbers, and capitalised
@@ -16,16 +27,24 @@ stored, did it admit it doesn't know (承认不知道)? :func:`ground` answers t
   提到 / 记忆库里没有 / I don't know / you haven't told me / there's nothing about…);
 - ``[n]`` citations are read too.
 
+:func:`check_grounding` is the simpler **key-term rule** (关键词) of notebook 06: the caller
+names a few key terms per memory; a term in the answer means its memory was used if it was
+given, and invented if it was not. Notebook 06 sets the two rules side by side.
+
 Rules like these miss what they have no unit for (a made-up fact phrased in words that are
 also in the question) and can flag a harmless detail as a claim; notebook 09 measures how
-often they agree with hand labels.
+often :func:`ground` agrees with hand labels.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # check_grounding reads a trace's answer and placed memories, nothing else
+    from gya_memory.answer.agent import Trace
 
 # -- content units ---------------------------------------------------------------------------
 from gya_memory.base.text import HAN_RUN_RE as _HAN  # noqa: E402  (one Han definition, in text.py)
@@ -116,20 +135,28 @@ def is_claim(clause: str) -> bool:
         and not _ADVICE.search(clause)
 
 
+# -- the result: one for both rules ----------------------------------------------------------
+VERDICTS = ("invented", "off topic", "used", "admits", "no user facts")  # first match wins
+
+
 @dataclass(frozen=True)
 class Grounding:
-    """What one answer rests on."""
+    """What one answer rests on, by either rule (:func:`ground` or :func:`check_grounding`)."""
 
-    used: list[int]  # indexes (into ``memories``) of the memories the answer uses
-    invented: list[str]  # claims about the user whose content was given nowhere
-    admits_unknown: bool
-    cites: list[int] = field(default_factory=list)  # [n] references in the answer
-    unsupported_units: list[str] = field(default_factory=list)  # content of those claims
+    used: list[int]  # the memories given (their indexes) that the answer uses
+    invented: list[str]  # what it says about the user that it was not given (claims or terms)
+    admits_unknown: bool  # does it say it doesn't know?
+    cites: list[int] = field(default_factory=list)  # [n] references to the memory block
+    off_topic: list[int] = field(default_factory=list)  # of ``used``: those that don't answer
+    unsupported_units: list[str] = field(default_factory=list)  # the words behind ``invented``
 
     @property
     def verdict(self) -> str:
+        """The first of :data:`VERDICTS` that holds."""
         if self.invented:
             return "invented"
+        if self.used and self.off_topic == self.used:
+            return "off topic"
         if self.used:
             return "used"
         if self.admits_unknown:
@@ -137,8 +164,15 @@ class Grounding:
         return "no user facts"
 
 
-def ground(answer: str, memories: Sequence[str], question: str = "") -> Grounding:
-    """Check ``answer`` against the ``memories`` it was given and the ``question``.
+def _cites(answer: str) -> list[int]:
+    return sorted({int(n) for n in _CITE.findall(answer)})
+
+
+def ground(answer: str, memories: Sequence[str], question: str = "",
+           relevant: Sequence[str] | None = None) -> Grounding:
+    """The content-unit rule: check ``answer`` against the ``memories`` it was given and the
+    ``question``. ``relevant``, if given, lists the memories that actually answer the question:
+    an answer that uses only others is *off topic*.
 
     >>> g = ground("你对花生过敏，宫保鸡丁里有花生，最好别吃。", ["对花生过敏"], "我能吃宫保鸡丁吗？")
     >>> g.used, g.invented, g.verdict
@@ -147,6 +181,8 @@ def ground(answer: str, memories: Sequence[str], question: str = "") -> Groundin
     'admits'
     >>> ground("Your wife is a nurse.", [], "What's my wife's job?").invented
     ['Your wife is a nurse.']
+    >>> ground("你对花生过敏。", ["对花生过敏", "喜欢川菜"], "我能吃宫保鸡丁吗？", relevant=[]).verdict
+    'off topic'
     """
     q_units = content_units(question)
     mem_units = [content_units(m) for m in memories]
@@ -164,8 +200,9 @@ def ground(answer: str, memories: Sequence[str], question: str = "") -> Groundin
         if new:
             invented.append(clause)
             unsupported += new
-    cites = sorted({int(n) for n in _CITE.findall(answer)})
-    return Grounding(used, invented, bool(ADMITS.search(answer)), cites, unsupported)
+    off_topic = [] if relevant is None else [i for i in used if memories[i] not in relevant]
+    return Grounding(used=used, invented=invented, admits_unknown=bool(ADMITS.search(answer)),
+                     cites=_cites(answer), off_topic=off_topic, unsupported_units=unsupported)
 
 
 def _covered(unit: str, known_chars: set[str], known: set[str]) -> bool:
@@ -176,3 +213,27 @@ def _covered(unit: str, known_chars: set[str], known: set[str]) -> bool:
         return all(c in known_chars for c in unit)
     stem = unit[:5]
     return len(unit) >= 5 and any(k[:5] == stem for k in known if len(k) >= 5)
+
+
+def check_grounding(trace: Trace, facts: Mapping[str, Sequence[str]],
+                    relevant: Sequence[str] | None = None) -> Grounding:
+    """The key-term rule: judge ``trace.answer`` against the user's facts, term by term.
+
+    ``facts`` maps each memory text to its key terms (e.g. ``{"最近在戒咖啡，想少喝一点":
+    ["咖啡"]}``); terms are compared case-insensitively. A memory given to the model
+    (``trace.assembly.placed``) is *used* when the answer contains one of its terms; a term of
+    a memory that was *not* given is *invented* (the model can only have guessed it).
+    ``relevant``, if given, lists the memories that actually answer the question: an answer
+    resting only on other memories is *off topic*. Words a rule has no term for (an invented
+    name, a paraphrase) are invisible to it: read the answer too, or use :func:`ground`.
+    """
+    given = [p.hit.text for p in trace.assembly.placed]
+    answer = trace.answer.lower()
+    found = {m for m, terms in facts.items() if any(t.lower() in answer for t in terms)}
+    used = [i for i, text in enumerate(given) if text in found]
+    invented = [t for m, terms in facts.items() if m not in given
+                for t in terms if t.lower() in answer]
+    off_topic = [] if relevant is None else [i for i in used if given[i] not in relevant]
+    return Grounding(used=used, invented=invented,
+                     admits_unknown=bool(ADMITS.search(trace.answer)), cites=_cites(trace.answer),
+                     off_topic=off_topic, unsupported_units=list(invented))

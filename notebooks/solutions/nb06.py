@@ -19,8 +19,8 @@ def exercise_06_2():
         if found:
             return "used"
         if "不知道" in answer or "don't know" in text:
-            return "admitted"
-        return "none"
+            return "admits"
+        return "no user facts"
     return classify
 
 

@@ -42,7 +42,8 @@ _FACTS = {"用户叫张三": ["张三"], "最近在戒咖啡，想少喝一点":
 
 
 def exercise_06_2(answer: Any) -> Verdict:
-    """``classify(answer, placed, facts)``: the keyword rule behind check_grounding."""
+    """``classify(answer, placed, facts)``: the key-term rule behind check_grounding, with its
+    verdict words (gya_memory.answer.grounding.VERDICTS, less "off topic")."""
     if unanswered(answer):
         return verdict("06.2", [UNANSWERED])
     if not callable(answer):
@@ -52,11 +53,11 @@ def exercise_06_2(answer: Any) -> Verdict:
          "张三 is a key term of a memory that was placed: the answer used it"),
         ("你叫张三。", set(), "invented",
          "张三 is a key term, but its memory was not placed: the model can only have guessed it"),
-        ("我不知道你孩子几岁。", set(), "admitted",
+        ("我不知道你孩子几岁。", set(), "admits",
          "no key term, and the answer contains 不知道: it admits not knowing"),
-        ("Sorry, I don't know that.", {"Cutting back on sugar lately"}, "admitted",
+        ("Sorry, I don't know that.", {"Cutting back on sugar lately"}, "admits",
          "\"don't know\" is an admission too"),
-        ("少喝含糖饮料，多喝水。", {"最近在戒咖啡，想少喝一点"}, "none",
+        ("少喝含糖饮料，多喝水。", {"最近在戒咖啡，想少喝一点"}, "no user facts",
          "no key term and no admission: it answered without the user's facts"),
         ("Skip the SUGAR tonight.", {"Cutting back on sugar lately"}, "used",
          "compare case-insensitively: SUGAR matches the key term sugar"),
@@ -73,7 +74,7 @@ def exercise_06_2(answer: Any) -> Verdict:
         if got != want:
             problems.append(f"classify({text!r}, placed={sorted(placed)}) returned {got!r}, "
                             f"expected {want!r}: {why}")
-    return verdict("06.2", problems, "invented, then used, then admitted, then none")
+    return verdict("06.2", problems, "invented, then used, then admits, then no user facts")
 
 
 def exercise_06_3(answer: Any) -> Verdict:
