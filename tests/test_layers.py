@@ -90,14 +90,15 @@ def test_every_import_names_the_module_that_defines_the_name() -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_the_notebooks_import_from_seven_places() -> None:
-    """The series' imports: the top level and six sub-packages, never a module inside one
-    (a notebook reader finds every name in one of these ``__init__`` lists)."""
+def test_the_notebooks_import_from_six_places() -> None:
+    """The series' imports: the top level and five sub-packages, never a module inside one
+    (a notebook reader finds every name in one of these ``__init__`` lists; notebook 08's
+    fault kit is listed by ``gya_memory.teaching``)."""
     import json
     import re
 
     allowed = {"gya_memory", "gya_memory.answer", "gya_memory.semantic", "gya_memory.hermes",
-               "gya_memory.lab", "gya_memory.teaching", "gya_memory.faults"}
+               "gya_memory.lab", "gya_memory.teaching"}
     found = set()
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:

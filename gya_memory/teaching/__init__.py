@@ -5,6 +5,10 @@ exercises' self-checks. Not part of the library: nothing in the library imports 
 - ``display``     quote, table, wrap, show; the CJK font for plots
 - ``examples``    the article's example data, in Chinese and English; its procedural example
 - ``exercises/``  the notebooks' self-checks (``check.exercise_03_1(answer)``)
+
+Notebook 08 breaks things on purpose with the fault kit (:mod:`gya_memory.faults`, also apart
+from the library); the names it uses are listed here too, so the series imports from one
+teaching package (each name still lives in the module named beside it).
 """
 
 from __future__ import annotations
@@ -30,6 +34,17 @@ _EXPORTS: dict[str, str] = {
     "DIETARY_ADVICE": "gya_memory.teaching.examples",
     "dietary_advice": "gya_memory.teaching.examples",
     "read_in_fresh_process": "gya_memory.episodic.memory",  # notebook 03's restart check
+    # notebook 08's fault kit (gya_memory.faults)
+    "FakeOllama": "gya_memory.faults.fakes",
+    "HashEmbedder": "gya_memory.faults.fakes",
+    "closed_port_url": "gya_memory.faults.fakes",
+    "hide_port": "gya_memory.faults.fakes",
+    "crash_mid_transaction": "gya_memory.faults.fakes",
+    "HeldFolder": "gya_memory.faults.failures",
+    "collections_table": "gya_memory.faults.failures",
+    "store_in_new_process": "gya_memory.faults.failures",
+    "load_planted": "gya_memory.faults.planted",
+    "evaluate_corpus": "gya_memory.faults.injection_sets",
 }
 
 __all__ = sorted(_EXPORTS)
