@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from gya_memory.base.lazy import lazy_names
 
-# public name -> the module that defines it (imported on first use)
-_EXPORTS: dict[str, str] = {
+# public name -> the module that defines it (imported on first use); notebook 08 reads these
+# names through gya_memory.teaching, which lists this table too
+FAULT_KIT: dict[str, str] = {
     "FakeOllama": "gya_memory.faults.fakes",
     "HashEmbedder": "gya_memory.faults.fakes",
     "closed_port_url": "gya_memory.faults.fakes",
@@ -27,5 +28,6 @@ _EXPORTS: dict[str, str] = {
     "evaluate_corpus": "gya_memory.faults.injection_sets",
 }
 
+_EXPORTS = dict(FAULT_KIT)
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

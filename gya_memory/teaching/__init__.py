@@ -14,6 +14,7 @@ teaching package (each name still lives in the module named beside it).
 from __future__ import annotations
 
 from gya_memory.base.lazy import lazy_names
+from gya_memory.faults import FAULT_KIT
 
 # public name -> the module that defines it (imported on first use)
 _EXPORTS: dict[str, str] = {
@@ -34,17 +35,7 @@ _EXPORTS: dict[str, str] = {
     "DIETARY_ADVICE": "gya_memory.teaching.examples",
     "dietary_advice": "gya_memory.teaching.examples",
     "read_in_fresh_process": "gya_memory.episodic.memory",  # notebook 03's restart check
-    # notebook 08's fault kit (gya_memory.faults)
-    "FakeOllama": "gya_memory.faults.fakes",
-    "HashEmbedder": "gya_memory.faults.fakes",
-    "closed_port_url": "gya_memory.faults.fakes",
-    "hide_port": "gya_memory.faults.fakes",
-    "crash_mid_transaction": "gya_memory.faults.fakes",
-    "HeldFolder": "gya_memory.faults.failures",
-    "collections_table": "gya_memory.faults.failures",
-    "store_in_new_process": "gya_memory.faults.failures",
-    "load_planted": "gya_memory.faults.planted",
-    "evaluate_corpus": "gya_memory.faults.injection_sets",
+    **FAULT_KIT,  # notebook 08's fault kit (gya_memory.faults)
 }
 
 __all__ = sorted(_EXPORTS)

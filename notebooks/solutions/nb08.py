@@ -37,7 +37,7 @@ def exercise_08_2():
 
 def exercise_08_3():
     """Journal off, 5 rows, 10-page cache: intact, because nothing was spilled yet."""
-    from gya_memory.faults import crash_mid_transaction
+    from gya_memory.teaching import crash_mid_transaction
 
     with tempfile.TemporaryDirectory() as tmp:
         r = crash_mid_transaction(Path(tmp) / "exercise.sqlite3", journal=False, uncommitted=5)
@@ -48,7 +48,7 @@ def exercise_08_4():
     """recover() while the stand-in service is stopped (TF-IDF behind HTTP, no model)."""
     from gya_memory import SemanticMemory
     from gya_memory.semantic import EmbeddingUnavailable, OllamaEmbedder
-    from gya_memory.faults import FakeOllama
+    from gya_memory.teaching import FakeOllama
 
     with FakeOllama() as svc, warnings.catch_warnings():
         warnings.simplefilter("ignore")
