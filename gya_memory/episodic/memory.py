@@ -33,9 +33,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gya_memory.base.checks import check_count, check_flag, check_user_id
+from gya_memory.base.checks import check_count, check_flag
 from gya_memory.base.checks import check_text as _check_text
-from gya_memory.base.clock import Clock, system_clock
 from gya_memory.base.checks import DEFAULT_USER
 from gya_memory.hermes.injection import check_allow, check_for_store
 from gya_memory.base.checks import MAX_ID_CHARS
@@ -103,17 +102,7 @@ class EpisodicMemory(SQLiteStore):
     schema_sql = _SCHEMA
     contents = "memory"
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        user_id: str = DEFAULT_USER,
-        clock: Clock = system_clock,
-        unsafe_no_journal: bool | None = None,
-    ) -> None:
-        self.user_id = check_user_id(user_id, limit=MAX_ID_CHARS)
-        self.clock = clock
-        self._open(default_path() if path is None else path, unsafe_no_journal)
+    default_path = staticmethod(default_path)
 
     # -- set-up -----------------------------------------------------------------------
     def schema(self) -> str:

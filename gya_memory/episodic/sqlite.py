@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gya_memory.base.checks import check_flag
-from gya_memory.base.clock import Clock, aware_now
+from gya_memory.base.checks import DEFAULT_USER, MAX_ID_CHARS, check_flag, check_user_id
+from gya_memory.base.clock import Clock, aware_now, system_clock
 from gya_memory.base.config import get_settings
 from gya_memory.base.errors import GyaMemoryError
 
@@ -68,7 +68,8 @@ class SQLiteStore:
     """Base of the SQLite stores: a connection, its journal, write transactions, a clock.
 
     Subclasses set :attr:`schema_sql` and :attr:`contents` (what a crash could lose, for the
-    warning) and call :meth:`_open` from ``__init__`` after setting ``user_id`` and ``clock``.
+    warning) and :meth:`default_path` (the file when no ``path`` is given); ``__init__`` checks
+    the user id, keeps the clock and opens the file (with its schema).
     """
 
     schema_sql = ""
@@ -76,6 +77,27 @@ class SQLiteStore:
     scrubbed = True  # False after a forget whose WAL checkpoint could not finish
     user_id: str
     clock: Clock
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        user_id: str = DEFAULT_USER,
+        clock: Clock = system_clock,
+        unsafe_no_journal: bool | None = None,
+    ) -> None:
+        self.check_sqlite()
+        self.user_id = check_user_id(user_id, limit=MAX_ID_CHARS)
+        self.clock = clock
+        self._open(self.default_path() if path is None else path, unsafe_no_journal)
+
+    def check_sqlite(self) -> None:
+        """Raise before the file is touched if this SQLite lacks what the store needs."""
+
+    @staticmethod
+    def default_path() -> Path:
+        """The file used when no ``path`` is given (each store names its own)."""
+        raise NotImplementedError
 
     def _open(self, path: str | os.PathLike[str], unsafe_no_journal: bool | None) -> None:
         self.path = _check_path(path)

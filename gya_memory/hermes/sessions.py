@@ -70,16 +70,12 @@ application's own prompt and are not scanned.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
-from gya_memory.base.clock import Clock, system_clock
-from gya_memory.base.checks import check_flag, check_user_id
+from gya_memory.base.checks import check_flag
 from gya_memory.episodic.memory import escape_like
-from gya_memory.base.checks import DEFAULT_USER
 from gya_memory.hermes.injection import check_allow, check_for_store
-from gya_memory.base.checks import MAX_ID_CHARS
 from gya_memory.episodic.sqlite import SQLiteStore
 from gya_memory.base.text import ROLES
 from gya_memory.hermes.fts import (
@@ -162,18 +158,11 @@ class SessionStore(SQLiteStore):
     schema_sql = _SCHEMA
     contents = "session"
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        user_id: str = DEFAULT_USER,
-        clock: Clock = system_clock,
-        unsafe_no_journal: bool | None = None,
-    ) -> None:
+    default_path = staticmethod(default_path)
+
+    def check_sqlite(self) -> None:
+        """FTS5 with the trigram tokenizer, before the file is touched."""
         check_fts5_trigram()
-        self.user_id = check_user_id(user_id, limit=MAX_ID_CHARS)
-        self.clock = clock
-        self._open(default_path() if path is None else path, unsafe_no_journal)
 
     # -- set-up -----------------------------------------------------------------------
     def schema(self) -> str:
