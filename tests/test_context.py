@@ -630,3 +630,21 @@ def test_stored_text_that_reads_as_an_instruction_is_blocked_on_the_way_in() -> 
 def test_screen_must_be_a_bool() -> None:
     with pytest.raises(ValueError, match="screen"):
         Policy(screen="no")  # type: ignore[arg-type]
+
+
+def test_single_direct_words_one_placed_memory_as_the_answer_s_starting_point() -> None:
+    """``Policy(single="direct")``: with exactly one memory placed, the closing line asks the
+    model to answer from it and the default system line allows two or three sentences; with
+    two placed, or with a system message given, or by default, the plain wording stays."""
+    one = assemble(QUESTION, [COFFEE], Policy(single="direct"))
+    assert one.messages[-1]["content"].count(_TEXT["zh"]["after_one"]) == 1
+    assert one.messages[0]["content"] == _TEXT["zh"]["system_one"]
+    two = assemble(QUESTION, [COFFEE, NAME], Policy(single="direct"))
+    assert AFTER_ZH in two.messages[-1]["content"] and two.messages[0]["content"] == DEFAULT_SYSTEM_ZH
+    mine = assemble(QUESTION_EN, [COFFEE], Policy(single="direct"), system="Be brief.")
+    assert mine.messages[0]["content"] == "Be brief."
+    assert _TEXT["en"]["after_one"] in mine.messages[-1]["content"]
+    plain = assemble(QUESTION, [COFFEE])
+    assert AFTER_ZH in plain.messages[-1]["content"] and plain.messages[0]["content"] == DEFAULT_SYSTEM_ZH
+    with pytest.raises(ValueError, match="single"):
+        Policy(single="loud")  # type: ignore[arg-type]

@@ -49,7 +49,8 @@ JUDGE_SYSTEM = (
     "Reply with one word: yes or no."
 )
 """The judge's instructions. Its examples are written for it: none comes from the evaluation
-set or the calibration set."""
+set or the calibration set. One pair is the article's own (聚餐 / 戒咖啡), which notebooks 05
+and 06 ask: there the judge's score is not a fair test."""
 
 JUDGE_SYSTEM_ZH = (
     "用户问了一个问题。你看到一条记住的、关于用户的事实。回答这个问题需要这条事实吗？\n"

@@ -323,6 +323,7 @@ def about_table(scenarios: Sequence[Scenario]) -> dict[str, float]:
 
 # -- the command line -----------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
+    from gya_memory.answer.context import Policy
     from gya_memory.answer.gate import ADVICE_RANK, Gate
 
     parser = argparse.ArgumentParser(prog="python -m gya_memory.lab.acceptance",
@@ -338,6 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the gate's ranking of advice candidates (default: %(default)s)")
     parser.add_argument("--recall", choices=["dense", "hybrid"], default="dense",
                         help="the agent's candidates: dense (the default) or hybrid")
+    parser.add_argument("--single", choices=["plain", "direct"], default=Policy().single,
+                        help="the wording when one memory is placed (default: %(default)s)")
     args = parser.parse_args(argv)
 
     from gya_memory.answer.agent import MemoryAgent
@@ -363,7 +366,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{a.answer[:70]!r}", flush=True)
 
     gate = Gate(advice_rank=args.advice_rank)
-    answers = run(scenarios, stores, lambda m: MemoryAgent(m, llm, gate=gate, recall=args.recall),
+    policy = Policy(single=args.single)
+    answers = run(scenarios, stores,
+                  lambda m: MemoryAgent(m, llm, policy, gate=gate, recall=args.recall),
                   [c for c in args.conditions.split(",") if c], progress=show)
     by_id = {s.id: s for s in scenarios}
     print("\n" + rates_table(answers, by_id).to_string())
