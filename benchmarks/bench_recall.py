@@ -696,9 +696,9 @@ def reply_aliases(memories: Sequence[tuple[Doc, int, str]]) -> dict[str, str]:
 
 
 def is_cached(hay: Haystack, embedder: CachingEmbedder, opts: RunOptions) -> bool:
-    if opts.reply_vector == "user":
-        embedder.alias = reply_aliases(memory_texts(hay, opts))
-    return (embedder.cached([embedder.alias.get(t, t) for _, _, t in memory_texts(hay, opts)], query=False)
+    memories = memory_texts(hay, opts)
+    alias = reply_aliases(memories) if opts.reply_vector == "user" else {}
+    return (embedder.cached([alias.get(t, t) for _, _, t in memories], query=False)
             and embedder.cached([q.text for q in hay.queries], query=True))
 
 
