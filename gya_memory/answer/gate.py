@@ -76,7 +76,7 @@ RECALL_FLOOR_BY_LANGUAGE: dict[str, dict[str, float]] = {
 # JUDGE_MIN: P(yes) for advice (lenient: relevant facts that need inference score low);
 # FACT_MIN: the reader's 1 - P(unknown) for fact questions (1 false hit in 48 no-hit
 # questions at 0.98, 7 at 0.9); GENERAL_MIN: P(yes) for general questions.
-JUDGE_MIN = 0.3
+JUDGE_MIN = 0.2
 FACT_MIN = 0.98
 GENERAL_MIN = 0.9
 # Which advice candidates fill the judge's pool: the best by cosine, or the best by the

@@ -38,7 +38,7 @@ JUDGE_SYSTEM = (
     "no: the fact is about someone or something else than what is asked (another person, "
     "another pet, another item), or it only mentions the topic without the detail that is "
     "asked for.\n"
-    "Question: 今晚聚餐，我点饮料时该注意什么？ Fact: 最近在戒咖啡，想少喝一点 -> yes\n"
+    "Question: 周五部门聚会吃火锅，我点锅底该注意什么？ Fact: 这阵子口腔溃疡，吃不了辣 -> yes\n"
     "Question: What does my wife do for a living? Fact: Works as a dentist in Leeds -> no\n"
     "Question: 我儿子的同桌叫什么？ Fact: 儿子在读初二，成绩中等 -> no\n"
     "Question: Any tips for my run tomorrow? Fact: Sprained left ankle last week -> yes\n"
@@ -49,8 +49,8 @@ JUDGE_SYSTEM = (
     "Reply with one word: yes or no."
 )
 """The judge's instructions. Its examples are written for it: none comes from the evaluation
-set or the calibration set. One pair is the article's own (聚餐 / 戒咖啡), which notebooks 05
-and 06 ask: there the judge's score is not a fair test."""
+set, the calibration set or the article's example (聚餐 / 戒咖啡, which notebooks 05 and 06 ask),
+so the judge's score there is a fair test."""
 
 JUDGE_SYSTEM_ZH = (
     "用户问了一个问题。你看到一条记住的、关于用户的事实。回答这个问题需要这条事实吗？\n"
@@ -58,7 +58,7 @@ JUDGE_SYSTEM_ZH = (
     "会改变正确的建议。\n"
     "no：事实说的是别人或别的东西（另一个人、另一只宠物、另一件物品），或者只是同一个话题，"
     "却没有问题问的那个细节；或者它是打算、计划，而问题问的是已经发生的事。\n"
-    "问题：今晚聚餐，我点饮料时该注意什么？ 事实：最近在戒咖啡，想少喝一点 -> yes\n"
+    "问题：周五部门聚会吃火锅，我点锅底该注意什么？ 事实：这阵子口腔溃疡，吃不了辣 -> yes\n"
     "问题：我老婆是做什么工作的？ 事实：在牙科诊所当医生 -> no\n"
     "问题：我儿子的同桌叫什么？ 事实：儿子在读初二，成绩中等 -> no\n"
     "问题：明天跑步有什么要注意的？ 事实：上周左脚踝扭伤了 -> yes\n"
