@@ -147,6 +147,27 @@ def test_the_judge_prompt_is_in_the_questions_language() -> None:
     assert "yes" in JUDGE_SYSTEM_ZH and "no" in JUDGE_SYSTEM_ZH
 
 
+def test_the_judges_examples_are_not_the_questions_it_is_measured_on() -> None:
+    """The worked examples share no question or fact with the acceptance set, and none is
+    the article's example that notebooks 05, 06 and 10 ask (聚餐 / 戒咖啡), so the judge's
+    score there is a test, not a recital."""
+    import re
+
+    from gya_memory.answer.judge import GRADED_SYSTEM, GRADED_SYSTEM_ZH
+    from gya_memory.lab.scenarios import load_acceptance
+
+    prompts = (JUDGE_SYSTEM, JUDGE_SYSTEM_ZH, GRADED_SYSTEM, GRADED_SYSTEM_ZH)
+    examples = [part.strip() for p in prompts
+                for line in p.splitlines() if " -> " in line
+                for part in re.split(r"(?:Question|Fact|问题|事实)[:：]", line.split(" -> ")[0])
+                if part.strip()]
+    assert len(examples) >= 40
+    asked = {t for s in load_acceptance() for t in
+             (s.question, s.no_hit_question, s.general_question, *(m.text for m in s.memories))}
+    assert not set(examples) & asked
+    assert not any("戒咖啡" in e or "聚餐" in e for e in examples)
+
+
 def test_the_reader_prompt_gives_the_fact_then_the_question() -> None:
     assert reader_messages("What's my\ndog called?", "Dog is\ncalled Rex") == [
         {"role": "system", "content": READER_SYSTEM},

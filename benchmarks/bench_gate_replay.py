@@ -1,0 +1,125 @@
+"""Probe every gate signal once, then replay gates on the probe (issue 16, session 11).
+
+    ./run.sh bench gate_replay --probe             # tuning split: ~35 min on 2 cores, model loaded
+    ./run.sh bench gate_replay                     # replay the stored probe: seconds, no model
+
+The probe asks, for the top 6 candidates of every tuning question (with memory, no hit,
+general) that pass the gate's free checks, the reader (1 - P(unknown)), the judge with its old
+worked examples (the article's 聚餐 / 戒咖啡 pair among them) and the judge as shipped, one
+prompt kind at a time so the model's prompt cache keeps the shared prefix. It stores ids and
+rounded probabilities only (``results/gate_probe_tune.json``). The replay then scores gates
+without the model: relevant memories passed, a look-alike passed beside them, and false hits on
+no-hit and general questions, per language. It approximates :func:`gya_memory.answer.gate.screen`
+without ``newest_wins``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from _shared import print_footer
+
+RESULTS = Path(__file__).parent / "results" / "gate_probe_tune.json"
+OLD_PAIR = {"en": ("Question: 周五部门聚会吃火锅，我点锅底该注意什么？ Fact: 这阵子口腔溃疡，吃不了辣 -> yes",
+                   "Question: 今晚聚餐，我点饮料时该注意什么？ Fact: 最近在戒咖啡，想少喝一点 -> yes"),
+            "zh": ("问题：周五部门聚会吃火锅，我点锅底该注意什么？ 事实：这阵子口腔溃疡，吃不了辣 -> yes",
+                   "问题：今晚聚餐，我点饮料时该注意什么？ 事实：最近在戒咖啡，想少喝一点 -> yes")}
+
+
+def probe(out: Path) -> None:
+    from gya_memory.answer import judge as J
+    from gya_memory.answer.gate import Gate, floor_for
+    from gya_memory.answer.llm import get_llm
+    from gya_memory.answer.questions import question_kind
+    from gya_memory.lab.scenarios import load_acceptance, store_scenarios
+    from gya_memory.semantic.embeddings import get_embedder
+
+    old = (J.JUDGE_SYSTEM.replace(*OLD_PAIR["en"]), J.JUDGE_SYSTEM_ZH.replace(*OLD_PAIR["zh"]))
+    assert old != (J.JUDGE_SYSTEM, J.JUDGE_SYSTEM_ZH), "the judge's examples changed: update OLD_PAIR"
+
+    def judge_old(llm: Any, q: str, f: str) -> float:
+        m = J._prompt(q, f, None, old, ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
+        p = llm.next_token_probs(m)
+        y, n = p.get("yes", 0.0), p.get("no", 0.0)
+        return y / (y + n) if y + n > 0 else 0.5
+
+    scenarios = load_acceptance("tune")
+    embedder, llm = get_embedder(), get_llm()
+    stores = store_scenarios(scenarios, embedder)
+    gate, rows = Gate(), []
+    for s in scenarios:
+        memory, ids = stores[s.user], {m.text: m.id for m in s.memories}
+        for cond, q in (("answerable", s.question), ("no_hit", s.no_hit_question),
+                        ("general", s.general_question)):
+            ranked = sorted(memory.candidates(q, top_k=6), key=lambda h: -float(h.score))
+            kind = question_kind(q, known=[h.text for h in ranked])
+            floor = floor_for(embedder, q)
+            cands = [{"id": ids.get(h.text, "?"), "cos": round(float(h.score), 4),
+                      "drop": gate._free_check(q, h, floor, kind)} for h in ranked]
+            signals: tuple[tuple[str, Callable[[str], float]], ...] = (
+                ("reader", lambda t: J.reader_relevance(llm, q, t)),
+                ("judge_old", lambda t: judge_old(llm, q, t)),
+                ("judge", lambda t: J.judge_relevance(llm, q, t)))
+            for key, score in signals:  # one prompt kind at a time: the prompt cache holds
+                for h, c in zip(ranked, cands):
+                    if c["drop"] is None:
+                        c[key] = round(score(h.text), 4)
+            rows.append({"scenario": s.id, "lang": s.lang, "cond": cond, "kind": kind,
+                         "relevant": list(s.relevant) if cond == "answerable" else [],
+                         "cands": cands})
+        print(s.id, flush=True)
+    out.write_text(json.dumps(rows, ensure_ascii=False, indent=1), "utf-8")
+
+
+def replay(rows: list[dict[str, Any]], judge: str = "judge", judge_min: float = 0.2,
+           fact_min: float = 0.98, general_min: float = 0.9, pool: int = 3) -> dict[str, tuple[int, ...]]:
+    """(relevant passes, look-alike beside, no-hit false hits, general false hits, questions)
+    per language, for one gate."""
+    def passing(r: dict[str, Any]) -> list[str]:
+        kept = [c for c in r["cands"] if c["drop"] is None][:pool if r["kind"] == "advice" else 3]
+        key, bar = {"fact": ("reader", fact_min), "advice": (judge, judge_min),
+                    "general": (judge, general_min)}[r["kind"]]
+        return [c["id"] for c in kept if c[key] >= bar]
+
+    out = {}
+    for lang in ("zh", "en"):
+        of = {c: [r for r in rows if r["lang"] == lang and r["cond"] == c]
+              for c in ("answerable", "no_hit", "general")}
+        a = [(r, passing(r)) for r in of["answerable"]]
+        out[lang] = (sum(any(i in r["relevant"] for i in p) for r, p in a),
+                     sum(any(i not in r["relevant"] for i in p) for r, p in a),
+                     sum(bool(passing(r)) for r in of["no_hit"]),
+                     sum(bool(passing(r)) for r in of["general"]), len(a))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--probe", action="store_true", help="probe with the model first")
+    parser.add_argument("--file", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    if args.probe:
+        probe(args.file)
+    rows = json.loads(args.file.read_text("utf-8"))
+    print(f"{len(rows)} questions (tuning split); relevant passes / look-alike beside / "
+          "false hits no-hit, general (of 24 each)")
+    for name, kw in (("old examples, P(yes) >= 0.3", {"judge": "judge_old", "judge_min": 0.3}),
+                     ("fresh example, P(yes) >= 0.3", {"judge_min": 0.3}),
+                     ("fresh example, P(yes) >= 0.2 (shipped)", {}),
+                     ("old examples, P(yes) >= 0.2", {"judge": "judge_old"}),
+                     ("fresh example, >= 0.2, pool 6", {"pool": 6})):
+        r = replay(rows, **kw)  # type: ignore[arg-type]
+        print(f"  {name:40} " + "   ".join(
+            f"{lang}: {v[0]:2} / {v[1]:2} / {v[2]}, {v[3]}" for lang, v in r.items()))
+    print_footer(started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
