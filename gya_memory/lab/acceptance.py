@@ -341,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the agent's candidates: dense (the default) or hybrid")
     parser.add_argument("--single", choices=["plain", "direct"], default=Policy().single,
                         help="the wording when one memory is placed (default: %(default)s)")
+    parser.add_argument("--top-k", type=int, default=Policy().top_k,
+                        help="memories judged and placed at most (default: %(default)s)")
     args = parser.parse_args(argv)
 
     from gya_memory.answer.agent import MemoryAgent
@@ -366,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{a.answer[:70]!r}", flush=True)
 
     gate = Gate(advice_rank=args.advice_rank)
-    policy = Policy(single=args.single)
+    policy = Policy(single=args.single, top_k=args.top_k)
     answers = run(scenarios, stores,
                   lambda m: MemoryAgent(m, llm, policy, gate=gate, recall=args.recall),
                   [c for c in args.conditions.split(",") if c], progress=show)
