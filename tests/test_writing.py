@@ -386,3 +386,35 @@ def test_a_question_is_not_stored_as_a_fact() -> None:
     proposals, dropped = parse_proposals('{"fact": "Lives in Leeds", "turn": 0}\n'
                                          '{"fact": "Is Shinjuku handy?", "turn": 0}', en)
     assert [p.text for p in proposals] == ["Lives in Leeds"] and len(dropped) == 1
+
+
+# -- a correction in the same breath ------------------------------------------------------
+@pytest.mark.parametrize("said, kept", [
+    ("My best 10k is 52 minutes, sorry, 55, I always round down.",
+     "My best 10k is 55 minutes, I always round down."),
+    ("我对青霉素……不对，我是对头孢过敏，青霉素没事。", "我是对头孢过敏，青霉素没事。"),
+    ("我每天跑5公里，不对，6公里。", "我每天跑6公里。"),
+    ("We have 3 cats, I mean 4.", "We have 4 cats."),
+])
+def test_a_correction_in_the_same_breath_keeps_the_second_form(said: str, kept: str) -> None:
+    from gya_memory.answer.extraction import self_repaired
+
+    assert self_repaired(said) == kept
+
+
+@pytest.mark.parametrize("said", [
+    "好主意。哦不对，深圳那趟不是下周三，是下周四。",  # says what changed in its own words
+    "你说得不对，我没去过。",  # the assistant corrected, nothing of the user's taken back
+    "I have 2 kids, sorry if that matters.",
+    "Sorry, I meant to ask about 2 things.",
+])
+def test_no_correction_leaves_the_turn_as_it_was(said: str) -> None:
+    from gya_memory.answer.extraction import self_repaired
+
+    assert self_repaired(said) == said
+
+
+def test_the_extraction_prompt_shows_the_corrected_turn() -> None:
+    messages = [{"role": "user", "content": "我对青霉素……不对，我是对头孢过敏。"}]
+    shown = extraction_messages(messages, "2026-02-25")[-1]["content"]
+    assert "头孢" in shown and "青霉素" not in shown
