@@ -43,7 +43,8 @@ def probe(out: Path) -> None:
     assert old != (J.JUDGE_SYSTEM, J.JUDGE_SYSTEM_ZH), "the judge's examples changed: update OLD_PAIR"
 
     def judge_old(llm: Any, q: str, f: str) -> float:
-        m = J._prompt(q, f, None, old, ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
+        m = J.judge_messages(q, f)  # the shipped prompt with the old examples' system text
+        m[0] = {"role": "system", "content": old[m[0]["content"] == J.JUDGE_SYSTEM_ZH]}
         p = llm.next_token_probs(m)
         y, n = p.get("yes", 0.0), p.get("no", 0.0)
         return y / (y + n) if y + n > 0 else 0.5
@@ -59,8 +60,10 @@ def probe(out: Path) -> None:
             ranked = sorted(memory.candidates(q, top_k=6), key=lambda h: -float(h.score))
             kind = question_kind(q, known=[h.text for h in ranked])
             floor = floor_for(embedder, q)
-            cands = [{"id": ids.get(h.text, "?"), "cos": round(float(h.score), 4),
-                      "drop": gate._free_check(q, h, floor, kind)} for h in ranked]
+            # the gate without the model: every candidate its free checks keep passes
+            checked = gate.apply(q, ranked, floor=floor, judge=None, pool=len(ranked), kind=kind)
+            cands = [{"id": ids.get(d.hit.text, "?"), "cos": round(float(d.hit.score), 4),
+                      "drop": None if d.passed else d.reason} for d in checked]
             signals: tuple[tuple[str, Callable[[str], float]], ...] = (
                 ("reader", lambda t: J.reader_relevance(llm, q, t)),
                 ("judge_old", lambda t: judge_old(llm, q, t)),
