@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from gya_memory.answer.agent import RECALL_TOOL, MemoryAgent, Trace
-from gya_memory.answer.grounding import Grounding, check_grounding
+from gya_memory.answer.grounding import Grounding, check_grounding, ground
 from gya_memory.base.text import quote
 from gya_memory.answer.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block, no_hit_note
 from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder
@@ -936,3 +936,32 @@ def test_a_name_the_candidates_share_makes_a_question_the_users_own() -> None:
     llm = JudgingLLM(say("Bentgo is a popular brand."), default=FAIL)
     trace = MemoryAgent(fake, llm).ask(question)
     assert trace.kind == "general" and llm.calls[-1]["messages"][-1]["content"] == question
+
+
+@pytest.mark.parametrize(("question", "language", "kind"), BRANCH_QUESTIONS)
+def test_advice_with_nothing_passed_says_first_that_nothing_is_known(question: str, language: str,
+                                                                     kind: str) -> None:
+    """Advice that depends on the person, and nothing about them passed: the model's help
+    stays, after one sentence that says nothing about the user is on record (the trace keeps
+    the model's own words). An answer that says so itself is left alone; fact questions get
+    the honest reply instead, general questions nothing."""
+    from gya_memory.answer.agent import HONEST, NO_RECORD
+
+    fact = Hit("a", 0.9, "最近在戒咖啡，想少喝一点", {})
+    help_ = {"zh": "可以，但晚上少喝一点。", "en": "Sure, but keep it small this late."}[language]
+    trace = MemoryAgent(FakeMemory([fact], threshold=0.95), ScriptedLLM(say(help_))).ask(question)
+    assert trace.kind == kind and trace.assembly.no_hit
+    expected = {"advice": NO_RECORD[language] + help_, "fact": HONEST[language], "general": help_}
+    assert trace.answer == expected[kind]
+    assert trace.replaced == (None if kind == "general" else help_)
+    if kind == "advice":
+        assert ground(trace.answer, [], question).admits_unknown
+        assert trace.prefaced and "(prefaced:" in trace.to_text() and "(replaced:" not in trace.to_text()
+        # the model already said it doesn't know: nothing added
+        says = {"zh": "我不知道你的情况，一般来说可以。", "en": "I don't know your situation; usually yes."}
+        llm = ScriptedLLM(say(says[language]))
+        trace = MemoryAgent(FakeMemory([fact], threshold=0.95), llm).ask(question)
+        assert trace.answer == says[language] and trace.replaced is None
+        # something passed: the plain branch, nothing added
+        trace = MemoryAgent(FakeMemory([fact], threshold=0.5), ScriptedLLM(say(help_))).ask(question)
+        assert trace.answer == help_ and trace.replaced is None

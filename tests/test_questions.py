@@ -99,6 +99,21 @@ def test_a_how_much_question_with_a_generic_i_is_general() -> None:
     assert question_kind("How much should I budget for my wedding?") == "advice"
 
 
+@pytest.mark.parametrize(("question", "kind"), [
+    # a how-to with a generic I asks for general knowledge (written for this test)
+    ("How can I get candle wax out of a tablecloth?", "general"),
+    ("How should I store fresh basil so it lasts?", "general"),
+    ("Why do onions make you cry, and how can I stop it?", "general"),
+    ("How many weeks ahead should I book a campsite in summer?", "general"),
+    # my / me / a statement about myself, or asking permission: the person matters
+    ("How can I fit running into my week?", "advice"),
+    ("How should I dress for a job interview? I'm in a wheelchair.", "advice"),
+    ("Can I eat sushi while pregnant?", "advice"),
+])
+def test_a_how_to_with_a_generic_i_is_general(question: str, kind: str) -> None:
+    assert question_kind(question) == kind
+
+
 # -- names the user's memories share (written for these tests) ------------------------------
 NAMED = [
     # (question, a memory of the user's that names the same one, the kind with it)

@@ -65,11 +65,19 @@ class Trace:
     timings: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
     gate: list[GateDecision] = field(default_factory=list)  # what the gate did, per candidate
     kind: str | None = None  # the question's kind (questions.question_kind), which picks the no-hit note
-    replaced: str | None = None  # the model's own answer, when the honest no-hit reply replaced it
+    replaced: str | None = None  # the model's own answer, when the honest no-hit reply replaced
+    # or prefaced it
 
     @property
     def answer(self) -> str:
         return self.reply.text
+
+    @property
+    def prefaced(self) -> bool:
+        """Did the agent put its "no record" sentence before the model's words (advice, nothing
+        passed)? Otherwise a ``replaced`` answer is the honest reply instead of them."""
+        return self.replaced is not None and self.answer != self.replaced \
+            and self.answer.endswith(self.replaced)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -107,7 +115,10 @@ class Trace:
                 lines.append(f"  {i} {m['role']}: {content}")
         lines.append(f"answer ({self.reply.model}, {self.reply.completion_tokens} tokens): "
                      f"{quote(self.answer)}")
-        if self.replaced is not None:
+        if self.prefaced:
+            lines.append("  (prefaced: the model's answer did not say that nothing about the "
+                         "user is known on this)")
+        elif self.replaced is not None:
             lines.append(f"  (replaced: the model said {quote(self.replaced)}, which does not "
                          "admit it doesn't know)")
         if show_timings and self.timings:
@@ -248,6 +259,14 @@ class MemoryAgent:
             # trace keeps the model's words.
             replaced = reply.text
             reply = replace(reply, text=honest_reply(language_for(question, policy)))
+        elif trigger == "program" and kind == "advice" and assembly.no_hit \
+                and policy.no_hit == "say_so" and not ground(reply.text, [], question).admits_unknown:
+            # Advice that depends on the person, and nothing about them passed: the help
+            # stays, and the reply says first that it assumes nothing about them (the
+            # small model rarely says so itself, also when the question asks for a fact in
+            # an advice's words: "Which city should I address it to?").
+            replaced = reply.text
+            reply = replace(reply, text=NO_RECORD[language_for(question, policy)] + reply.text)
         return Trace(question, trigger, candidates, assembly, reply, timings=timings,
                      gate=decisions, kind=kind, replaced=replaced)
 
@@ -312,6 +331,11 @@ class MemoryAgent:
 
 HONEST = {"zh": "我不知道——你还没告诉过我这件事。",
           "en": "I don't know: you haven't told me that yet."}
+
+
+NO_RECORD = {"zh": "我没有关于你这方面情况的记录。", "en": "I have no record of your situation on this. "}
+"""What an advice reply starts with when nothing about the user passed and the model's own
+words don't say so."""
 
 
 def honest_reply(language: str) -> str:

@@ -16,7 +16,9 @@ fact; a question that asks for a judgement or a plan ("能…吗", "该…", "�
 "any tips") is advice if it has a personal marker (我 / my / I) and general if it doesn't.
 Two exceptions: someone asking the user for a fact of theirs ("保安问我车是什么牌子，我该怎么说？",
 "she's asking what I take. What should I tell her?") is a fact, and so is anything with 来着;
-"How much/long/often should I …?" with no my/me is general knowledge ("How much should I tip?").
+"How much/long/often should I …?" and a how-to ("How can I tell when running shoes are worn
+out?") with no my/me are general knowledge; a how-to about the asker's own body or habits
+("How can I sleep better?") stays advice.
 
 A question with no 我 / my can still be about the user's world: "豆豆现在吃的是哪个牌子的狗粮？",
 "What brand is Farah's lunchbox?" name the user's dog and daughter. Read alone, they look
@@ -78,11 +80,14 @@ _RELAY_EN = re.compile(
     r"(many|much|old|long))\b|\bwhat('s| is) the name of\b[^.?!]{0,40}\b(i|my)\b",
     re.I,
 )
-# "How much should I tip in a restaurant?": a how-much question whose only personal word is a
-# generic I/we asks for general knowledge (my/me/our or a statement about myself make it
-# personal again).
-_GENERIC_HOW_EN = re.compile(r"^\s*how (often|long|much|many)( \w+)? (should|do|would) (i|we)\b[^.?!]*\?\s*$",
-                             re.I)
+# "How much should I tip in a restaurant?", "How do I unclog a sink?": a how-much or how-to
+# question whose only personal word is a generic I/we asks for general knowledge (my/me/our or
+# a statement about myself make it personal again; so do sleep / eat / lose / "better", which
+# are about the asker's own body or habits).
+_GENERIC_HOW_EN = re.compile(
+    r"(^\s*|[,;] (and )?)how ((often|long|much|many|far|soon)( \w+){0,2} (should|do|would|can|must) (i|we)\b"
+    r"|(can|should|do) (i|we)\b(?! (sleep|eat|train|run|lose|gain|feel|recover|stay|be|get (fit|well)))"
+    r"(?![^?]*\b(better|faster|healthier|stronger|fitter)\b))[^.?!]*\?\s*$", re.I)
 _OWN_EN = re.compile(r"\b(me|my|mine|myself|i'm|i've|i'll|i'd|our|us)\b|\bi (have|am|was|had|got)\b", re.I)
 # A judgement or a plan: these make a question advice even when it also asks "what".
 _ADVICE_ZH = re.compile(

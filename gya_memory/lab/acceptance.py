@@ -141,7 +141,7 @@ class Answer:
     gate: list[tuple[str, bool, str, float | None]] = field(default_factory=list)
     invented: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    replaced: str | None = None  # the model's words, when the honest no-hit reply replaced them
+    replaced: str | None = None  # the model's words, when the no-hit reply replaced or prefaced them
 
 
 def run(scenarios: Sequence[Scenario], stores: dict[str, Any],
