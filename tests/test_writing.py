@@ -382,6 +382,23 @@ def test_a_question_is_not_stored_as_a_fact() -> None:
     proposals, dropped = parse_proposals(text, messages)
     assert [p.text for p in proposals] == ["小美是回族"]
     assert [why for _, why in dropped] == ["a question, not a fact"] * 2
+
+
+@pytest.mark.parametrize(("turn", "facts", "kept"), [
+    ("气泡水不错。压力又来了，不过挺开心。谢谢你上次提醒我。我对花生过敏。",
+     ["气泡水不错", "压力又来了，不过挺开心", "感谢上次提醒我", "对花生过敏"], ["对花生过敏"]),
+    ("Nervous but excited! Lunch at work is a nightmare. I'm nervous about flying, though.",
+     ["Nervous but excited", "Lunch at work is a nightmare", "Nervous about flying"],
+     ["Nervous about flying"]),
+])
+def test_a_passing_remark_is_not_stored(turn: str, facts: list[str], kept: list[str]) -> None:
+    """A feeling with no object, a few-word opinion of a thing, or thanks: dropped with its
+    reason. A feeling about something, or a fact, stays."""
+    messages = [{"role": "user", "content": turn}]
+    text = "\n".join(f'{{"fact": "{f}", "about": "user", "turn": 0}}' for f in facts)
+    proposals, dropped = parse_proposals(text, messages)
+    assert [p.text for p in proposals] == kept
+    assert {why for _, why in dropped} == {"a passing remark, not a lasting fact"}
     en = [{"role": "user", "content": "Is Shinjuku handy? I live in Leeds."}]
     proposals, dropped = parse_proposals('{"fact": "Lives in Leeds", "turn": 0}\n'
                                          '{"fact": "Is Shinjuku handy?", "turn": 0}', en)

@@ -236,6 +236,9 @@ def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[l
         if not fact:
             dropped.append((raw, "a question, not a fact"))
             continue
+        if is_remark(fact):
+            dropped.append((raw, "a passing remark, not a lasting fact"))
+            continue
         turn = obj.get("turn")
         if isinstance(turn, str) and turn.strip().isdigit():
             turn = int(turn)
@@ -277,6 +280,34 @@ def without_question(fact: str) -> str:
     while kept and _IF.match(kept[-1].strip()):
         kept.pop()
     return "，".join(kept) if language_of(fact) == "zh" else ", ".join(kept)
+
+
+_FEELING_ZH = re.compile(
+    r"^(有点|有些|挺|很|又|真|好)?(紧张|开心|高兴|激动|期待|累|烦|难受|兴奋|压力(又|好|挺|很)?(来了|大))[了的啊呀吧]?$"
+    r"|^.{1,6}?(不错|挺好的?|挺贵的?|好吃|好玩|有意思|太贵了?)[了的啊呀吧]?$"
+    r"|^(感谢|谢谢|多谢)")
+_FEELING_EN = re.compile(
+    r"^(a (bit|little) |so |very |really |kind of )?(nervous|excited|worried|happy|glad|thrilled|"
+    r"stressed|anxious|tired|exhausted|grateful|thankful|relieved)$"
+    r"|^.{1,40}\b(is|are|was|were) (going to be |gonna be )?(so |really |a )?(fun|great|nice|"
+    r"awesome|amazing|awful|terrible|nightmare|pain)$"
+    r"|^(said )?(thanks|thank you)\b", re.IGNORECASE)
+_PARTS = re.compile(r"\s*(?:[，,；;]|\bbut\b|\band\b|不过|但是?)\s*", re.IGNORECASE)
+
+
+def is_remark(fact: str) -> bool:
+    """Is ``fact`` only a passing remark: a feeling with no object ("Nervous but excited",
+    "压力又来了，不过挺开心"), an opinion of a thing in a few words ("气泡水不错", "Lunch at work
+    is a nightmare") or thanks? The labelled set's *must not store: small talk / trivia*. A
+    feeling about something stays ("Nervous about flying" is worth keeping). Written from the
+    tuning run's proposals; measured in README ("Passing remarks").
+
+    >>> [is_remark(f) for f in ("气泡水不错", "Nervous but excited", "对花生过敏", "Nervous about flying")]
+    [True, True, False, False]
+    """
+    parts = [p for p in _PARTS.split(fact.strip(" .。!！")) if p]
+    pattern = _FEELING_ZH if language_of(fact) == "zh" else _FEELING_EN
+    return bool(parts) and all(pattern.search(p) for p in parts)
 
 
 def _closest_turn(fact: str, messages: Sequence[Mapping[str, str]], user_turns: Sequence[int]) -> int:
