@@ -229,7 +229,8 @@ def test_every_kind_and_every_why_is_used(conversations) -> None:
 
 def test_hand_labels_cover_the_stored_test_run_exactly() -> None:
     """data/writing_hand_labels.json labels every proposal of the stored test run
-    (benchmarks/results/writing_test.json) once, with one of three labels; a note names the
+    (benchmarks/results/writing_test.json) once, and the proposals later runs (``also``)
+    added, with one of three labels; a note names the
     labelled fact a proposal restates ("f4 in other words") only if that fact is in its
     session."""
     from pathlib import Path
@@ -239,6 +240,10 @@ def test_hand_labels_cover_the_stored_test_run_exactly() -> None:
     run = json.loads((Path(__file__).parent.parent / labels["run"]).read_text("utf-8"))
     proposals = Counter((r["conversation"], r["session"], p["text"])
                         for r in run["rows"] for p in r["proposals"])
+    for path in labels.get("also", []):  # later runs: the proposals they added
+        later = json.loads((Path(__file__).parent.parent / path).read_text("utf-8"))
+        proposals.update({key for r in later["rows"] for p in r["proposals"]
+                          if (key := (r["conversation"], r["session"], p["text"])) not in proposals})
     labelled = Counter((x["conversation"], x["session"], x["text"]) for x in labels["labels"])
     assert labelled == proposals
     assert {x["label"] for x in labels["labels"]} == {"fact", "remark", "wrong"}
