@@ -252,15 +252,14 @@ class MemoryAgent:
         t3 = time.perf_counter()
         timings.update(assemble=t2 - t1, answer=t3 - t2, total=t3 - t0)
         replaced = None
-        if trigger == "program" and kind == "fact" and assembly.no_hit \
-                and policy.no_hit == "say_so" and not admits_only(reply.text, question):
+        said_so = trigger == "program" and assembly.no_hit and policy.no_hit == "say_so"
+        if said_so and kind == "fact" and not admits_only(reply.text, question):
             # A personal fact nobody stored: the answer must admit it. When the model
             # answers anyway (a guess, "你叫李明"), the honest reply replaces it; the
             # trace keeps the model's words.
             replaced = reply.text
             reply = replace(reply, text=honest_reply(language_for(question, policy)))
-        elif trigger == "program" and kind == "advice" and assembly.no_hit \
-                and policy.no_hit == "say_so" and not ground(reply.text, [], question).admits_unknown:
+        elif said_so and kind == "advice" and not ground(reply.text, [], question).admits_unknown:
             # Advice that depends on the person, and nothing about them passed: the help
             # stays, and the reply says first that it assumes nothing about them (the
             # small model rarely says so itself, also when the question asks for a fact in
