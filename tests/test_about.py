@@ -89,3 +89,22 @@ def test_mentions() -> None:
 def test_an_in_law_is_not_the_relation_itself() -> None:
     assert about_of("Sister-in-law Mia works at Tesco") != "sister"
     assert not fits(about_of("Brother-in-law lives in Leeds"), "Where does my brother live?")
+
+
+def test_a_relation_after_a_preposition_is_the_object_of_the_users_act() -> None:
+    # "How much do I wire to my mom?" asks about what the user does
+    assert asks_about("Roughly how much do I wire to my mom and dad each month?") == USER
+    assert asks_about("What did I buy for my sister last Christmas?") == USER
+    assert asks_about("我每个月给我妈打多少钱？") == USER
+    assert asks_about("What does my mom do for a living?") == "mother"
+    assert fits(USER, "Roughly how much do I wire to my mom and dad each month?")
+
+
+def test_a_question_about_the_whole_household_takes_its_members() -> None:
+    q = "2026年五一想带全家去欧洲玩十天，你觉得合适吗？"
+    assert fits("儿子", q, "advice")
+    assert fits("son", "The neighbors invited all of us to the fireworks. Anything to think about?",
+                "advice")
+    assert not fits("同事", q, "advice")  # not a household member
+    assert not fits("儿子", "我今晚能吃火锅吗？", "advice")
+    assert not fits("儿子", "我们家的房子是哪年买的？", "fact")  # a fact question: whose fact counts

@@ -102,11 +102,16 @@ _ZH_WORDS = sorted(_ZH, key=len, reverse=True)
 # At the start of a memory, one-character words (哥, 妹, 妈) are too often the start of
 # something else (哥伦比亚, 妹子): only the two-character forms and the pets count there.
 _ZH_START_WORDS = [w for w in _ZH_WORDS if len(w) > 1 or w in ("猫", "狗")]
-_ZH_START = re.compile(r"^(?:用户|我)?(?:的)?(?:" + "|".join(map(re.escape, _ZH_START_WORDS)) + ")")
-_ZH_ASK = re.compile(r"(?:我|咱)(?:的|家|们家的?)?(" + "|".join(map(re.escape, _ZH_WORDS)) + ")")
+_ZH_START = re.compile(r"^(?:用户|我)?(?:的)?(" + "|".join(map(re.escape, _ZH_START_WORDS)) + ")")
+# "给我妈 / 跟我姐 / to my mom / for my son": the relation is the object of something the
+# user does ("我每个月给我妈打多少钱？", "How much do I wire to my mom?"), so the fact asked
+# is the user's own
+_ZH_ASK = re.compile(r"(?<![给跟和陪带帮替为对向与])(?:我|咱)(?:的|家|们家的?)?("
+                     + "|".join(map(re.escape, _ZH_WORDS)) + ")")
 _EN_WORDS = "|".join(sorted(map(re.escape, _EN), key=len, reverse=True))
 _EN_START = re.compile(rf"^(?:the\s+)?(?:user['’]s\s+|my\s+|his\s+|her\s+)?({_EN_WORDS})s?\b", re.I)
-_EN_ASK = re.compile(rf"\bmy\s+(?:(?:\w+)\s+)?({_EN_WORDS})s?\b", re.I)
+_EN_ASK = re.compile(rf"(?<!\bto )(?<!\bfor )(?<!\bwith )(?<!\bfrom )(?<!\bat )(?<!\bby )"
+                     rf"\bmy\s+(?:(?:\w+)\s+)?({_EN_WORDS})s?\b", re.I)
 _EN_ANY = re.compile(rf"\b({_EN_WORDS})s?\b", re.I)
 _ZH_NOT_RELATION = ("妈妈的味道", "猫眼", "狗仔")  # start with a relation word but aren't one
 
@@ -121,8 +126,7 @@ def about_of(text: str) -> str:
     t = text.strip()
     m = _ZH_START.match(t)
     if m and not t.startswith(_ZH_NOT_RELATION):
-        word = m.group(0).removeprefix("用户").removeprefix("我").removeprefix("的")
-        return _zh_key(word)
+        return _zh_key(m.group(1))
     m = _EN_START.match(t)
     if m:
         return _EN[m.group(1).lower()]
@@ -165,6 +169,18 @@ def mentions(question: str, who: str) -> bool:
     return any(_same(_EN[m.group(1).lower()], who) for m in _EN_ANY.finditer(question))
 
 
+# A question about the whole household ("带全家去欧洲", "all of us") concerns each of its
+# members: their facts may change the advice (a son's exam, a father's wheelchair).
+_FAMILY_KEYS = frozenset(
+    "妈妈 爸爸 老婆 老公 姐姐 妹妹 哥哥 弟弟 儿子 女儿 孩子 爷爷 奶奶 外公 外婆 猫 狗 "
+    "mother father wife husband partner sister brother son daughter kid grandmother "
+    "grandfather cat dog".split())
+_FAMILY_WORDS = re.compile(
+    r"全家|一家|家人|家里人|我们家|咱家|老人孩子|"
+    r"\b(?:the|my|our|whole) family\b|\ball of us\b|\bthe (?:whole )?(?:kids|family)\b|"
+    r"\bour kids\b", re.I)
+
+
 def fits(memory_about: str, question: str, kind: str = "fact") -> bool:
     """May a memory about ``memory_about`` answer ``question`` (of ``kind``, see
     :func:`gya_memory.answer.questions.question_kind`)?
@@ -172,8 +188,12 @@ def fits(memory_about: str, question: str, kind: str = "fact") -> bool:
     - a fact question about a relation (我妹妹在哪上班？): only memories about that relation;
     - any other question: memories about the user, and memories about a relation the
       question names somewhere ("母亲节给妈妈送什么？" takes "妈妈膝盖不好"; advice for a
-      visit of "my sister" may need the user's own diet too)."""
+      visit of "my sister" may need the user's own diet too);
+    - an advice or general question about the whole household (全家, "all of us"): a memory
+      about one of its members (儿子浩浩中考 for 五一带全家去欧洲)."""
     target = asks_about(question)
     if target != USER and kind == "fact":
         return _same(memory_about, target)
-    return memory_about == USER or mentions(question, memory_about)
+    if memory_about == USER or mentions(question, memory_about):
+        return True
+    return kind != "fact" and memory_about in _FAMILY_KEYS and bool(_FAMILY_WORDS.search(question))
