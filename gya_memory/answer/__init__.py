@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "reader_relevance": "gya_memory.answer.judge",
     "question_kind": "gya_memory.answer.questions",
     "about_of": "gya_memory.answer.about",
+    "fits": "gya_memory.answer.about",
     "MemoryAgent": "gya_memory.answer.agent",
     "RECALL_TOOL": "gya_memory.answer.agent",
     "admits_only": "gya_memory.answer.agent",
