@@ -100,6 +100,10 @@ from gya_memory.semantic.embeddings.base import Embedder  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 LABELS = ROOT / "benchmarks" / "data" / "memorybank_labels.json"
+# Not-answerable questions written for this project (MemoryBank has 1 in ~200): per user, one
+# asking a detail of an event the user did talk about (a look-alike exists), one naming a date
+# and an activity not mentioned that day, one on a topic never discussed.
+UNANSWERABLE = ROOT / "benchmarks" / "data" / "memorybank_unanswerable.json"
 CACHE_DIR = ROOT / ".cache" / "bench_recall"
 DATASETS = ("lme", "cn", "en")
 RANKINGS = ("dense", "lexical", "hybrid", "hybrid, no floor", "hybrid, store ranking")
@@ -227,7 +231,10 @@ def memorybank_qtype(question: str) -> str:
 
 
 def load_memorybank(folder: Path, lang: str, labels: Mapping[str, object],
-                    users: int | None = None) -> list[Haystack]:
+                    users: int | None = None,
+                    extra: Mapping[str, Any] | None = None) -> list[Haystack]:
+    """One store per user; ``extra``: the project's own not-answerable questions
+    (:data:`UNANSWERABLE`), asked after the data set's, typed ``not answerable: <kind>``."""
     history_file = _need(folder / lang / f"memory_bank_{lang}.json")
     questions_file = _need(folder / lang / f"probing_questions_{lang}.jsonl")
     data = json.loads(history_file.read_text(encoding="utf-8"))
@@ -265,6 +272,9 @@ def load_memorybank(folder: Path, lang: str, labels: Mapping[str, object],
                 frozenset(f"{d}:{k}" for d, k in ev), frozenset(d for d, _ in ev),
                 answerable, n % FOLDS))
             n += 1
+        for j, row in enumerate((extra or {}).get(lang, {}).get(name, [])):
+            hay.queries.append(Query(f"{name}#x{j}", f"not answerable: {row['kind']}", row["q"],
+                                     frozenset(), frozenset(), False, j % FOLDS))
         out.append(hay)
     return out
 
@@ -535,14 +545,14 @@ class CachingEmbedder(Embedder):
 
     def cached(self, texts: Sequence[str], *, query: bool) -> bool:
         """Are all of ``texts`` in the cache (no model needed for them)?"""
-        keys = [self._key(t, query) for t in texts]
+        keys = list(dict.fromkeys(self._key(t, query) for t in texts))  # a text twice counts once
         have = 0
         for i in range(0, len(keys), 500):
             part = keys[i:i + 500]
             have += self._db.execute(
                 f"SELECT COUNT(*) FROM vec WHERE key IN ({','.join('?' * len(part))})",
                 part).fetchone()[0]
-        return have == len(set(keys))
+        return have == len(keys)
 
     def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
         if not query and self.alias:
@@ -642,6 +652,7 @@ class RunOptions:
     date_in_text: bool = False      # each memory starts with its session's date
     judge: Any = None               # a chat model: retrieve(..., judge=) too (the gate's model)
     judge_every: int = 0            # judge every n-th answerable question (and every other)
+    judge_modes: tuple[str, ...] = ("dense", "hybrid")  # the modes the judged gate runs in
     reply_vector: str = "own"       # "user": an assistant turn's dense vector is its user turn's
 
 
@@ -757,7 +768,7 @@ def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: P
                                                           mode="hybrid"))
                     if opts.judge is not None and judged_question(q, opts.judge_every):
                         t0 = time.perf_counter()
-                        for mode in ("dense", "hybrid"):
+                        for mode in opts.judge_modes:
                             returned[f"{mode}+judge"] = got(mem.retrieve(
                                 q.text, top_k=GATE_TOP_K, mode=mode, judge=opts.judge))
                         judged = time.perf_counter() - t0
@@ -920,14 +931,21 @@ def gate_numbers(answers: Sequence[Answer],
         ungated = [per_ranking.get(base, {}).get(a.query.qid, {}).get("turn_r5") for a in ans]
         gated = [recall_at(a.returned[mode], a.query.evidence, GATE_TOP_K) for a in ans]
         judge_s = [a.judge_s for a in asked if a.judge_s is not None]
+        kinds = sorted({a.query.qtype for a in un})
         out[mode] = {
             "unanswerable": len(un), "false_hits": sum(1 for a in un if a.returned[mode]),
+            "false_hits_by_type": {t: [sum(1 for a in un if a.query.qtype == t and a.returned[mode]),
+                                       sum(1 for a in un if a.query.qtype == t)] for t in kinds},
             "answerable": len(ans), "answerable_with_hits": sum(1 for a in ans if a.returned[mode]),
             "gated_recall": statistics.fmean(gated) if gated else None,
             "ungated_r5": (statistics.fmean(x for x in ungated if x is not None)
                            if any(x is not None for x in ungated) else None),
             "judge_s_per_question": statistics.fmean(judge_s) if "+judge" in mode and judge_s
             else None,
+            # which turns the judged gate let through for an unanswerable question (ids only),
+            # to read them against the history
+            "false_hit_turns": {a.query.qid: a.returned[mode] for a in un if a.returned[mode]}
+            if "+judge" in mode else {},
         }
     return out
 
@@ -1106,6 +1124,9 @@ def report(result: Mapping[str, object], title: str) -> None:
             print(f"    {mode:<14} false hits {g['false_hits']}/{g['unanswerable']}; answerable "
                   f"{g['answerable']}: gated recall {fmt(g['gated_recall'])} vs ungated R@5 "
                   f"{fmt(g['ungated_r5'])}{per_q}")
+            by_type = g.get("false_hits_by_type") or {}
+            if len(by_type) > 1:
+                print("      " + "; ".join(f"{t} {h}/{n}" for t, (h, n) in by_type.items()))
     time_ = result.get("time") or {}
     if time_.get("date_filter"):
         n = next(iter(time_["date_filter"].values()))["n"]
@@ -1227,6 +1248,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--judge-every", type=int, default=0,
                    help="also run the gate with the chat model as judge, on every unanswerable "
                         "question and one answerable question in N (0: no judge)")
+    p.add_argument("--judge-modes", default="dense,hybrid",
+                   help="the retrieve() modes the judged gate runs in (comma-separated; default "
+                        "dense,hybrid; each costs ~15 s per judged question on 2 cores)")
+    p.add_argument("--no-extra", action="store_true",
+                   help="leave out the project's own not-answerable MemoryBank questions "
+                        f"({UNANSWERABLE.relative_to(ROOT)})")
     p.add_argument("--acceptance", default=None, metavar="LABELS",
                    help="also (or with --datasets none: only) rank the acceptance set's "
                         "answerable questions: dense, lexical and these fusions "
@@ -1249,6 +1276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"--time-fusion {args.time_fusion!r} is not a label of the grid")
     if args.judge_every < 0:
         p.error("--judge-every must be 0 or more")
+    judge_modes = tuple(m.strip() for m in args.judge_modes.split(",") if m.strip())
+    if not judge_modes or any(m not in ("dense", "hybrid") for m in judge_modes):
+        p.error("--judge-modes: a comma-separated list of dense, hybrid")
     if args.passage_tokens is not None and not 16 <= args.passage_tokens <= 512:
         p.error("--passage-tokens must be from 16 to 512")
     started = time.perf_counter()
@@ -1277,10 +1307,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             haystacks["lme"] = load_longmemeval(args.data / "longmemeval", args.limit)
         if "cn" in wanted or "en" in wanted:
             labels = json.loads(_need(LABELS).read_text(encoding="utf-8"))
+            extra = (json.loads(UNANSWERABLE.read_text(encoding="utf-8"))
+                     if UNANSWERABLE.exists() and not args.no_extra else None)
             for lang in ("cn", "en"):
                 if lang in wanted:
                     haystacks[lang] = load_memorybank(args.data / "memorybank", lang, labels,
-                                                      users)
+                                                      users, extra)
     except MissingData as exc:
         print(f"bench_recall: missing {exc}\n"
               f"  This benchmark needs the public data sets next to the repository:\n"
@@ -1299,7 +1331,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         judge = get_llm()
     opts = RunOptions(lexical_only=lexical_only, depth=args.depth,
                       date_in_text=args.date_in_text, judge=judge,
-                      judge_every=args.judge_every, reply_vector=args.reply_vector)
+                      judge_every=args.judge_every, reply_vector=args.reply_vector,
+                      judge_modes=judge_modes)
     kind = "LEXICAL ONLY" if lexical_only else "dense + lexical + hybrid + fusions"
     if args.date_in_text:
         kind += "; DATES IN THE TEXT"
@@ -1379,7 +1412,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {"lexical_only": lexical_only, "limit": args.limit, "users": users,
             "depth": args.depth, "folds": FOLDS, "embedder": embedder.name,
             "engine": getattr(embedder, "engine", ""), "date_in_text": args.date_in_text,
-            "judge_every": args.judge_every, "passage_tokens": args.passage_tokens,
+            "judge_every": args.judge_every, "judge_modes": list(judge_modes),
+            "extra_unanswerable": UNANSWERABLE.exists() and not args.no_extra,
+            "passage_tokens": args.passage_tokens,
             "reply_vector": args.reply_vector}
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)

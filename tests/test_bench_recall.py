@@ -251,3 +251,48 @@ def test_reply_aliases_point_replies_at_the_user_turn_before_them(bench):
     memories = [(d[0], 0, "ask"), (d[1], 0, "q1"), (d[2], 0, "long"), (d[2], 1, "reply"),
                 (d[3], 0, "q2"), (d[4], 0, "reply 2")]
     assert bench.reply_aliases(memories) == {"long": "q1", "reply": "q1", "reply 2": "q2"}
+
+
+def test_the_unanswerable_file_holds_our_questions_and_kinds_only():
+    """The project's own not-answerable MemoryBank questions: three per user (near, near_date,
+    absent), nothing copied from the data set (a question and its kind, no notes)."""
+    path = ROOT / "benchmarks" / "data" / "memorybank_unanswerable.json"
+    if not path.exists():
+        pytest.skip("no project-written unanswerable questions")
+    extra = json.loads(path.read_text(encoding="utf-8"))
+    assert set(extra) == {"version", "how", "cn", "en"}
+    labels = json.loads((ROOT / "benchmarks" / "data" / "memorybank_labels.json")
+                        .read_text(encoding="utf-8"))
+    for lang in ("cn", "en"):
+        assert set(extra[lang]) == set(labels[lang])  # the same users
+        for rows in extra[lang].values():
+            assert sorted(r["kind"] for r in rows) == ["absent", "near", "near_date"]
+            for row in rows:
+                assert set(row) == {"q", "kind"} and row["q"].strip()
+
+
+def test_gate_numbers_count_false_hits_by_kind_of_unanswerable_question(bench):
+    def answer(qid, qtype, returned, evidence=frozenset()):
+        q = bench.Query(qid, qtype, "?", frozenset(evidence), frozenset(), bool(evidence), 0)
+        return bench.Answer(q, {}, {}, {"hybrid": returned})
+
+    answers = [answer("a", "not answerable: near", ["x"]),
+               answer("b", "not answerable: near", []),
+               answer("c", "not answerable: absent", []),
+               answer("d", "dated", ["e1"], {"e1"})]
+    gate = bench.gate_numbers(answers, {"hybrid": {"d": {"turn_r5": 1.0}}})["hybrid"]
+    assert gate["false_hits"] == 1 and gate["unanswerable"] == 3
+    assert gate["false_hits_by_type"] == {"not answerable: absent": [0, 1],
+                                          "not answerable: near": [1, 2]}
+    assert gate["gated_recall"] == 1.0 and gate["ungated_r5"] == 1.0
+
+
+def test_the_cache_counts_a_repeated_text_once(bench, tmp_path):
+    """A history repeats some turns word for word; ``cached()`` looks keys up 500 at a time,
+    and a text in two batches once counted twice (the store never counted as cached)."""
+    cache = bench.CachingEmbedder(tmp_path / "c.sqlite3", bench.HashEmbedder, "bench/hash-8", 8)
+    texts = [f"turn {i}" for i in range(600)]
+    cache.embed_documents(texts)
+    assert cache.cached(texts + ["turn 1"], query=False)  # "turn 1" in both batches
+    assert not cache.cached(texts + ["never seen"], query=False)
+    assert cache.misses == 600

@@ -330,6 +330,23 @@ def test_the_slot_rules_read_distilled_memories_not_raw_turns() -> None:
     assert [d.reason for d in decisions] == ["passed"]
 
 
+def test_a_short_exchange_is_not_a_distilled_fact_either() -> None:
+    """A stored exchange ("the user's message\nthe reply"), short or not, is not one
+    statement: the reply's 好想去 made "今天我去了附近的公园慢跑了一个小时" a plan (MemoryBank)."""
+    from gya_memory.answer.gate import is_statement
+
+    exchange = "今天我去了附近的公园慢跑了一个小时，感觉非常舒畅。\n真棒！听你这么说，我也好想去公园散步呢！"
+    assert not is_statement(exchange) and is_statement("想报个瑜伽班")
+    assert is_statement("想报个瑜伽班\n") and not is_statement("x" * 201)
+    decisions = Gate(judge_min=None).apply("4月27号那天我在公园里跑了多久？", [hit(exchange, 0.9)],
+                                           floor=0.5, kind="fact")
+    assert [d.reason for d in decisions] == ["passed"]
+    # the same words as one line of a distilled memory: the rule still reads them
+    decisions = Gate(judge_min=None).apply("我去年报了哪个瑜伽班？", [hit("我也好想去报个瑜伽班", 0.9)],
+                                           floor=0.5)
+    assert [d.reason for d in decisions] == ["a plan asked as done"]
+
+
 def test_the_slot_rules_apply_to_fact_questions_only() -> None:
     question = "How much should I drink before my long run?"
     assert question_kind(question) == "advice"

@@ -15,7 +15,8 @@ and a trace shows every step:
    answer a question about the user, and the other way round.
 3. **the asked detail** (:mod:`gya_memory.answer.slots`, fact questions only): a memory without a
    number can't answer "多少"; a plan can't answer "what did I do". Only for a distilled
-   memory (a statement of at most ``writing.MAX_FACT_CHARS`` characters), not a raw turn.
+   memory (one line of at most ``writing.MAX_FACT_CHARS`` characters, :func:`is_statement`),
+   not a raw turn or exchange.
 4. **the model**, for at most ``pool`` of the remaining candidates, by the question's kind
    (:mod:`gya_memory.answer.questions`): for a *fact* question the **reader** ("answer from this one
    fact, or reply unknown"; ``1 - P(unknown) >= fact_min``); for *advice* the **judge**
@@ -212,9 +213,7 @@ class Gate:
         from gya_memory.answer.about import fits
         from gya_memory.answer.slots import missing_slot, plan_asked_as_done
 
-        # the slot rules read one short statement; a raw chat turn mixes plans, questions
-        # and facts (at real sizes they dropped real evidence: README, "Recall at real sizes")
-        rules = self.rules and kind == "fact" and len(hit.text) <= MAX_FACT_CHARS
+        rules = self.rules and kind == "fact" and is_statement(hit.text)
         slot = missing_slot(question, hit.text) if rules else None
         if float(hit.score) < floor:
             return "below floor"
@@ -245,6 +244,15 @@ def _changed_since(decision: GateDecision, hits: Sequence[Any]) -> GateDecision:
             return GateDecision(old, False, "changed since: " + new.text[:40], decision.p_yes,
                                 decision.judge)
     return decision
+
+
+def is_statement(text: str) -> bool:
+    """Is ``text`` one short statement (a distilled memory: at most ``MAX_FACT_CHARS``
+    characters, on one line)? The slot rules read only such memories: a raw chat turn or an
+    exchange ("user's message\nthe reply") mixes plans, questions and facts, and the rules
+    dropped real evidence there ("今天我去了公园慢跑了一个小时" read as a plan because the reply
+    said 我也好想去; README, "Recall at real sizes")."""
+    return len(text) <= MAX_FACT_CHARS and "\n" not in text.strip()
 
 
 def about_of_hit(hit: Any) -> str:
