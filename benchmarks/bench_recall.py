@@ -1250,7 +1250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "question and one answerable question in N (0: no judge)")
     p.add_argument("--judge-modes", default="dense,hybrid",
                    help="the retrieve() modes the judged gate runs in (comma-separated; default "
-                        "dense,hybrid; each costs ~15 s per judged question on 2 cores)")
+                        "dense,hybrid; each costs 6-12 s per judged question on 2 cores)")
     p.add_argument("--no-extra", action="store_true",
                    help="leave out the project's own not-answerable MemoryBank questions "
                         f"({UNANSWERABLE.relative_to(ROOT)})")

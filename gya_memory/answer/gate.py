@@ -15,7 +15,7 @@ and a trace shows every step:
    answer a question about the user, and the other way round.
 3. **the asked detail** (:mod:`gya_memory.answer.slots`, fact questions only): a memory without a
    number can't answer "多少"; a plan can't answer "what did I do". Only for a distilled
-   memory (one line of at most ``writing.MAX_FACT_CHARS`` characters, :func:`is_statement`),
+   memory (one line of at most ``extraction.MAX_FACT_CHARS`` characters, :func:`is_statement`),
    not a raw turn or exchange.
 4. **the model**, for at most ``pool`` of the remaining candidates, by the question's kind
    (:mod:`gya_memory.answer.questions`): for a *fact* question the **reader** ("answer from this one
