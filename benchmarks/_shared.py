@@ -9,9 +9,10 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -43,3 +44,20 @@ def print_footer(started: float) -> None:
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print(f"Peak RSS of this process: {peak_rss_mb():,.0f} MB")
     print(f"Total run time: {time.perf_counter() - started:.1f} s")
+
+
+def probed_rows(argv: Sequence[str], doc: str, default: Path,
+                probe: Callable[[Path], None], what: str) -> list[Any]:
+    """The command line of a probe-then-replay benchmark: ``--probe`` runs ``probe(file)``
+    with the model first (``what`` says what it does), then the stored rows are read from
+    ``--file`` (default ``default``)."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--probe", action="store_true", help=what)
+    parser.add_argument("--file", type=Path, default=default)
+    args = parser.parse_args(list(argv))
+    if args.probe:
+        probe(args.file)
+    return list(json.loads(args.file.read_text("utf-8")))

@@ -15,14 +15,13 @@ without ``newest_wins``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from _shared import print_footer
+from _shared import print_footer, probed_rows
 
 RESULTS = Path(__file__).parent / "results" / "gate_probe_tune.json"
 OLD_PAIR = {"en": ("Question: 周五部门聚会吃火锅，我点锅底该注意什么？ Fact: 这阵子口腔溃疡，吃不了辣 -> yes",
@@ -102,14 +101,8 @@ def replay(rows: list[dict[str, Any]], judge: str = "judge", judge_min: float = 
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--probe", action="store_true", help="probe with the model first")
-    parser.add_argument("--file", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
     started = time.perf_counter()
-    if args.probe:
-        probe(args.file)
-    rows = json.loads(args.file.read_text("utf-8"))
+    rows = probed_rows(argv, __doc__, RESULTS, probe, "probe with the model first")
     print(f"{len(rows)} questions (tuning split); relevant passes / look-alike beside / "
           "false hits no-hit, general (of 24 each)")
     for name, kw in (("old examples, P(yes) >= 0.3", {"judge": "judge_old", "judge_min": 0.3}),

@@ -965,3 +965,105 @@ def test_advice_with_nothing_passed_says_first_that_nothing_is_known(question: s
         # something passed: the plain branch, nothing added
         trace = MemoryAgent(FakeMemory([fact], threshold=0.5), ScriptedLLM(say(help_))).ask(question)
         assert trace.answer == help_ and trace.replaced is None
+
+
+# -- advice ranked with a draft answer (DRAFT_LANGUAGES) ----------------------------------------
+class DraftMemory(FakeMemory):
+    """A FakeMemory that can also search by passage (``similar``), with fixed cosines."""
+
+    def __init__(self, hits: list[Hit], near: Mapping[str, float], threshold: float = 0.5) -> None:
+        super().__init__(hits, threshold)
+        self.near = dict(near)
+        self.passages: list[str] = []
+
+    def similar(self, text: str, top_k: int = 10) -> list[Hit]:
+        self.passages.append(text)
+        found = sorted(self.hits, key=lambda h: -self.near.get(h.id, 0.0))[:top_k]
+        return [Hit(h.id, self.near.get(h.id, 0.0), h.text, dict(h.payload)) for h in found]
+
+
+LATTE = "Can I have a latte tonight?"  # English advice (BRANCH_QUESTIONS)
+DRAFT_HITS = [Hit("a", 0.90, "Books most flights with Delta", {}),
+              Hit("b", 0.85, "Collects a fridge magnet from every city", {}),
+              Hit("c", 0.80, "Doctor said no caffeine after 2 pm because of insomnia", {})]
+
+
+def test_an_english_advice_question_is_ranked_with_a_draft_answer() -> None:
+    draft = "A latte late in the day has caffeine, which can keep you awake."
+    fake = DraftMemory(DRAFT_HITS, near={"c": 0.95, "a": 0.5, "b": 0.6})
+    llm = JudgingLLM(say(draft), say("Better a decaf tonight."))
+    trace = MemoryAgent(fake, llm, Policy(top_k=1), draft={"en"}).ask(LATTE)
+    # first the answer with no memory, exactly what the no-hit branch would send
+    assert llm.calls[0]["messages"][-1]["content"] == f"{LATTE}\n\n{ADVICE_EN}"
+    assert fake.passages == [draft] and trace.draft == draft
+    # mean of the two cosines: c (0.80 + 0.95) > b (0.85 + 0.6) > a (0.90 + 0.5); scores stay
+    # the question's cosines, and the pool of one takes c
+    assert [h.id for h in trace.candidates] == ["c", "b", "a"]
+    assert [h.score for h in trace.candidates] == [0.80, 0.85, 0.90]
+    assert [p.hit.id for p in trace.assembly.placed] == ["c"] and len(llm.calls) == 2
+    assert DRAFT_HITS[2].text in llm.calls[1]["messages"][-1]["content"]
+    assert trace.answer == "Better a decaf tonight."
+    assert "draft:" in trace.to_text() and ">draft</th>" in trace._repr_html_()
+    assert "draft" in trace.timings
+
+
+def test_with_nothing_passed_the_draft_is_the_answer() -> None:
+    from gya_memory.answer.agent import NO_RECORD
+
+    draft = "Sure, a latte is fine in the evening."
+    fake = DraftMemory(DRAFT_HITS, near={"c": 0.95})
+    llm = JudgingLLM(say(draft), default=FAIL)  # one reply: a second call would fail
+    trace = MemoryAgent(fake, llm, draft={"en"}).ask(LATTE)
+    assert trace.assembly.no_hit and len(llm.calls) == 1 and trace.draft == draft
+    assert trace.answer == NO_RECORD["en"] + draft and trace.replaced == draft
+
+
+@pytest.mark.parametrize("question", ["我今天能喝咖啡吗？", "What's my dentist's name?",
+                                      "How long should you boil an egg for a runny yolk?"])
+def test_no_draft_for_other_kinds_or_languages(question: str) -> None:
+    fake = DraftMemory(DRAFT_HITS, near={"c": 0.95})
+    llm = JudgingLLM(say("ok"), default=FAIL)
+    trace = MemoryAgent(fake, llm, draft={"en"}).ask(question)
+    assert fake.passages == [] and trace.draft is None and len(llm.calls) == 1
+
+
+def test_the_draft_is_off_by_default_and_on_per_language() -> None:
+    from gya_memory.answer.agent import DRAFT_LANGUAGES
+
+    assert DRAFT_LANGUAGES == frozenset()  # measured and kept off (README)
+    fake = DraftMemory(DRAFT_HITS, near={"c": 0.95})
+    trace = MemoryAgent(fake, JudgingLLM(say("ok"))).ask(LATTE)
+    assert fake.passages == [] and trace.draft is None
+    llm = JudgingLLM(say("少喝点。"), say("晚上别喝了。"))
+    trace = MemoryAgent(fake, llm, draft={"zh", "en"}).ask("我今天能喝咖啡吗？")
+    assert fake.passages == ["少喝点。"] and len(llm.calls) == 2
+    # no gate, or a memory that can't search by passage (FakeMemory): no draft
+    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), gate=None, draft={"en"}).ask(LATTE)
+    assert trace.draft is None
+    trace = MemoryAgent(FakeMemory(DRAFT_HITS), JudgingLLM(say("ok")), draft={"en"}).ask(LATTE)
+    assert trace.draft is None
+
+
+@pytest.mark.parametrize("bad", ["en", ["fr"], {"zh", "de"}])
+def test_draft_languages_are_checked(bad: Any) -> None:
+    with pytest.raises(ValueError, match="draft"):
+        MemoryAgent(FakeMemory([]), ScriptedLLM(), draft=bad)
+
+
+def test_a_draft_on_a_real_memory_reranks_its_nearest() -> None:
+    # SemanticMemory.similar (TF-IDF here) reads the draft as a passage; the ranking is by the
+    # sum of the two cosines, and each hit keeps its cosine to the question
+    question, draft = "Can I have a latte tonight?", "Caffeine at night: ask the doctor about insomnia."
+    with SemanticMemory(":memory:", embedder=TFIDFEmbedder(), user_id="u-draft",
+                        clock=notebook_clock()) as mem:
+        mem.store_many([("Doctor said no caffeine after 2 pm because of insomnia", {}),
+                        ("Drinks a latte every morning before work", {}),
+                        ("Collects a fridge magnet from every city", {})])
+        near = {h.id: h.score for h in mem.similar(draft, top_k=3)}
+        assert mem.similar(draft, top_k=1)[0].text.startswith("Doctor said no caffeine")
+        by_question = {h.id: h.score for h in mem.candidates(question, 3)}
+        ranked = MemoryAgent(mem, ScriptedLLM()).ranked_with_draft(question, draft, 3)
+        assert [h.id for h in ranked] == sorted(by_question, key=lambda i: -(by_question[i] + near[i]))
+        assert {h.id: h.score for h in ranked} == by_question
+        with pytest.raises(ValueError):
+            mem.similar("", top_k=3)

@@ -13,18 +13,23 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def bench():
-    path = ROOT / "benchmarks" / "bench_recall.py"
+def load_bench(name: str):
+    """benchmarks/<name>.py as a module (its folder on sys.path while it loads, for _shared)."""
+    path = ROOT / "benchmarks" / f"{name}.py"
     sys.path.insert(0, str(path.parent))
     try:
-        spec = importlib.util.spec_from_file_location("bench_recall", path)
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
-        sys.modules["bench_recall"] = module  # dataclasses look their module up there
+        sys.modules[name] = module  # dataclasses look their module up there
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(path.parent))
     return module
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_bench("bench_recall")
 
 
 def test_recall_and_reciprocal_rank(bench):
@@ -296,3 +301,28 @@ def test_the_cache_counts_a_repeated_text_once(bench, tmp_path):
     assert cache.cached(texts + ["turn 1"], query=False)  # "turn 1" in both batches
     assert not cache.cached(texts + ["never seen"], query=False)
     assert cache.misses == 600
+
+
+# -- benchmarks/bench_draft_rank.py: ranking with a draft answer (issue 16) ----------------------
+@pytest.fixture(scope="module")
+def draft_bench():
+    return load_bench("bench_draft_rank")
+
+
+def test_draft_rank_report(draft_bench):
+    row = {"lang": "en", "kind": "advice", "relevant": ["m3"], "ids": ["m1", "m2", "m3"],
+           "q": [0.9, 0.8, 0.7], "dq": [0.9, 0.8, 0.7], "dp": [0.5, 0.6, 0.95]}
+    assert draft_bench.rank_of_relevant(row["q"], row) == 3
+    table = draft_bench.report([row])["en advice"]
+    assert table["question (shipped)"] == (0, 1, 1, 1)
+    assert table["draft as passage"] == (1, 1, 1, 1)
+    assert table["mean(question, draft as passage)"] == (1, 1, 1, 1)  # 1.65 against 1.4 and 1.4
+    assert draft_bench.report([row])["zh fact"]["question (shipped)"] == (0, 0, 0, 0)
+
+
+def test_the_stored_draft_probe_holds_only_the_acceptance_sets_ids():
+    rows = json.loads((ROOT / "benchmarks" / "results" / "draft_rank_tune.json").read_text("utf-8"))
+    assert len(rows) == 48 and {r["lang"] for r in rows} == {"zh", "en"}
+    for r in rows:
+        assert len(r["ids"]) == len(r["q"]) == len(r["dq"]) == len(r["dp"])
+        assert set(r["relevant"]) <= set(r["ids"])

@@ -602,3 +602,22 @@ def test_only_fact_questions_drop_a_changed_memory() -> None:
     decisions = Gate(changed=True).apply(question, [dog, food], floor=0.5,
                                          judge=Judge({dog.text: 0.9, food.text: 0.9}), kind="advice")
     assert passed(decisions) == [dog, food]
+
+
+def test_keep_order_takes_the_pool_in_the_order_given() -> None:
+    # MemoryAgent ranks an advice question's candidates with a draft answer too; their scores
+    # stay cosines to the question, so the gate must not sort them again
+    from gya_memory.answer.gate import Gate, passed, screen
+    from gya_memory.semantic.values import Hit
+
+    hits = [Hit("c", 0.80, "Doctor said no caffeine after 2 pm", {}),
+            Hit("a", 0.90, "Books most flights with Delta", {}),
+            Hit("b", 0.85, "Collects a fridge magnet from every city", {})]
+    question = "Can I have a latte tonight?"
+    by_score = screen(question, hits, gate=Gate(pool=1), floor=0.5, kind="advice")
+    assert [h.id for h in passed(by_score)] == ["a"]
+    given = screen(question, hits, gate=Gate(pool=1), floor=0.5, kind="advice", keep_order=True)
+    assert [h.id for h in passed(given)] == ["c"] and [d.hit.id for d in given] == ["c", "a", "b"]
+    newest = screen(question, hits, gate=Gate(pool=1), floor=0.5, kind="advice", keep_order=True,
+                    conflict_key="subject")
+    assert [d.hit.id for d in newest] == ["c", "a", "b"] and passed(newest)[0].id == "c"

@@ -162,11 +162,13 @@ class Gate:
 
     def apply(self, question: str, hits: Sequence[Any], *, floor: float,
               judge: ProbabilityModel | None = None, pool: int | None = None,
-              kind: str | None = None) -> list[GateDecision]:
+              kind: str | None = None, keep_order: bool = False) -> list[GateDecision]:
         """Decide for each hit (best first). ``floor`` is the cosine floor to use when the
         gate has none of its own; ``judge`` is the chat model, if the model step runs;
         ``pool`` is used when the gate has none of its own (an agent passes its ``top_k``);
-        ``kind`` is the question's kind (``None``: :func:`questions.question_kind`)."""
+        ``kind`` is the question's kind (``None``: :func:`questions.question_kind`);
+        ``keep_order``: the hits are already ranked (by more than their ``score``, e.g. with a
+        draft answer: ``MemoryAgent``), so the pool takes them in the order given."""
         from gya_memory.answer.questions import question_kind
 
         floor = self.floor if self.floor is not None else floor
@@ -175,7 +177,7 @@ class Gate:
         language = "en" if self.judge_language == "en" else None
         decisions: list[GateDecision] = []
         judged = 0
-        ranked = sorted(hits, key=lambda h: -float(h.score))
+        ranked = list(hits) if keep_order else sorted(hits, key=lambda h: -float(h.score))
         # the free checks first, so a look-alike they drop leaves its place in the pool
         drops = {id(h): self._free_check(question, h, floor, kind) for h in ranked}
         if kind == "advice" and self.advice_rank == "reader" and judge is not None \
@@ -293,7 +295,8 @@ def floor_for(embedder: Any, query: str, *, fused: bool = False,
 
 def screen(question: str, candidates: Sequence[Any], *, gate: Gate, floor: float,
            judge: ProbabilityModel | None = None, pool: int | None = None,
-           kind: str | None = None, conflict_key: str | None = None) -> list[GateDecision]:
+           kind: str | None = None, conflict_key: str | None = None,
+           keep_order: bool = False) -> list[GateDecision]:
     """The gate, composed once for every caller (``MemoryAgent``, ``SemanticMemory.retrieve``,
     the evaluation): :meth:`Gate.apply` over the candidates, in the order retrieval ranked them.
 
@@ -307,16 +310,19 @@ def screen(question: str, candidates: Sequence[Any], *, gate: Gate, floor: float
 
     candidates = list(candidates)
     if conflict_key is None:
-        return gate.apply(question, candidates, floor=floor, judge=judge, pool=pool, kind=kind)
+        return gate.apply(question, candidates, floor=floor, judge=judge, pool=pool, kind=kind,
+                          keep_order=keep_order)
     newest, older = newest_wins(candidates, conflict_key)
-    decisions = gate.apply(question, newest, floor=floor, judge=judge, pool=pool, kind=kind)
+    decisions = gate.apply(question, newest, floor=floor, judge=judge, pool=pool, kind=kind,
+                           keep_order=keep_order)
     rejected = {d.hit.payload.get(conflict_key) for d in decisions
                 if not d.passed and d.reason != "over pool"}
     retry = [h for h in older if h.payload.get(conflict_key) in rejected]
     size = gate.pool if gate.pool is not None else (pool or 3)
     left = size - sum(d.passed or d.p_yes is not None for d in decisions)
     if retry and left > 0:
-        decisions += gate.apply(question, retry, floor=floor, judge=judge, pool=left, kind=kind)
+        decisions += gate.apply(question, retry, floor=floor, judge=judge, pool=left, kind=kind,
+                                keep_order=keep_order)
     else:
         decisions += [GateDecision(h, False, "over pool") for h in retry]
     decisions += [GateDecision(h, False, "superseded by newer") for h in older if h not in retry]
@@ -324,6 +330,7 @@ def screen(question: str, candidates: Sequence[Any], *, gate: Gate, floor: float
     gone = {id(h) for h in superseded}
     decisions = [replace(d, passed=False, reason="superseded by newer")
                  if id(d.hit) in gone else d for d in decisions]
-    rank = {id(h): i for i, h in enumerate(sorted(candidates, key=lambda h: -float(h.score)))}
+    order = candidates if keep_order else sorted(candidates, key=lambda h: -float(h.score))
+    rank = {id(h): i for i, h in enumerate(order)}
     decisions.sort(key=lambda d: rank[id(d.hit)])  # in the order retrieval ranked them
     return decisions

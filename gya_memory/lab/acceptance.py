@@ -142,6 +142,7 @@ class Answer:
     invented: list[str] = field(default_factory=list)
     seconds: float = 0.0
     replaced: str | None = None  # the model's words, when the no-hit reply replaced or prefaced them
+    draft: str | None = None  # the draft answer that ranked the candidates (advice, MemoryAgent.draft)
 
 
 def run(scenarios: Sequence[Scenario], stores: dict[str, Any],
@@ -171,7 +172,7 @@ def run(scenarios: Sequence[Scenario], stores: dict[str, Any],
                 s.id, s.lang, condition, kind, getattr(trace, "kind", None) or question_kind(question),
                 question, trace.answer, [ids.get(t, "?") for t in placed], label,
                 label in wanted(condition, kind), gate, invented, round(seconds, 2),
-                getattr(trace, "replaced", None)))
+                getattr(trace, "replaced", None), getattr(trace, "draft", None)))
             if progress is not None:
                 progress(answers[-1])
     return answers
@@ -323,6 +324,7 @@ def about_table(scenarios: Sequence[Scenario]) -> dict[str, float]:
 
 # -- the command line -----------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
+    from gya_memory.answer.agent import DRAFT_LANGUAGES
     from gya_memory.answer.context import Policy
     from gya_memory.answer.gate import ADVICE_RANK, Gate
 
@@ -343,6 +345,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the wording when one memory is placed (default: %(default)s)")
     parser.add_argument("--top-k", type=int, default=Policy().top_k,
                         help="memories judged and placed at most (default: %(default)s)")
+    parser.add_argument("--draft", default=",".join(sorted(DRAFT_LANGUAGES)) or "none",
+                        help="languages whose advice questions rank candidates with a draft "
+                             "answer too, comma-separated, or 'none' (default: %(default)s)")
     args = parser.parse_args(argv)
 
     from gya_memory.answer.agent import MemoryAgent
@@ -369,8 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     gate = Gate(advice_rank=args.advice_rank)
     policy = Policy(single=args.single, top_k=args.top_k)
+    drafts = [] if args.draft == "none" else [x for x in args.draft.split(",") if x]
     answers = run(scenarios, stores,
-                  lambda m: MemoryAgent(m, llm, policy, gate=gate, recall=args.recall),
+                  lambda m: MemoryAgent(m, llm, policy, gate=gate, recall=args.recall,
+                                        draft=drafts),
                   [c for c in args.conditions.split(",") if c], progress=show)
     by_id = {s.id: s for s in scenarios}
     print("\n" + rates_table(answers, by_id).to_string())

@@ -267,6 +267,19 @@ class SemanticMemory(ModelLifecycle):
         return [self._hit(f, "dense")
                 for f in self.backend.dense(name, vector.tolist(), top_k, self._where())]
 
+    def similar(self, text: str, top_k: int = 10) -> list[Hit]:
+        """The ``top_k`` memories nearest to ``text`` read as a passage, like a stored memory
+        (e5's ``passage:`` side), not as a question: for a text that reads like an answer,
+        e.g. the agent's draft answer to an advice question (``MemoryAgent``)."""
+        text = check_memory_text("text", text)
+        top_k = check_top_k(top_k)
+        vector = self._embed_documents([text])[0]
+        name = self._active
+        if not self._exists(name):
+            return []
+        return [self._hit(f, "dense")
+                for f in self.backend.dense(name, vector.tolist(), top_k, self._where())]
+
     def lexical(self, query: str, top_k: int = 10) -> list[Hit]:
         """Memories sharing words (Chinese: characters and bigrams) or a month with
         ``query``, by BM25 (Qdrant's sparse index, IDF over this user's memories)."""
