@@ -55,7 +55,7 @@ RECALL_TOOL: dict[str, Any] = {
 DRAFT_LANGUAGES: frozenset[str] = frozenset()
 """The languages in which an advice question's candidates are also ranked with a draft answer
 (``MemoryAgent(..., draft={"en"})``): HyDE on the answer side. The model first answers with
-no memory ("check that your passport is valid…"), and each of the question's nearest
+no memory ("check with your employer about any potential conflicts"), and each of the question's nearest
 memories is ranked by the mean of its cosine to the question and to that draft, read as a
 passage. If nothing passes the gate, the draft is the answer.
 
