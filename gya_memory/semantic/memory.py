@@ -260,12 +260,7 @@ class SemanticMemory(ModelLifecycle):
         and plots of the scores)."""
         query = check_memory_text("query", query)
         top_k = check_top_k(top_k)
-        vector = self._embed_query(query)
-        name = self._active
-        if not self._exists(name):
-            return []
-        return [self._hit(f, "dense")
-                for f in self.backend.dense(name, vector.tolist(), top_k, self._where())]
+        return self._nearest(self._embed_query(query), top_k)
 
     def similar(self, text: str, top_k: int = 10) -> list[Hit]:
         """The ``top_k`` memories nearest to ``text`` read as a passage, like a stored memory
@@ -273,7 +268,10 @@ class SemanticMemory(ModelLifecycle):
         e.g. the agent's draft answer to an advice question (``MemoryAgent``)."""
         text = check_memory_text("text", text)
         top_k = check_top_k(top_k)
-        vector = self._embed_documents([text])[0]
+        return self._nearest(self._embed_documents([text])[0], top_k)
+
+    def _nearest(self, vector: Any, top_k: int) -> list[Hit]:
+        """The ``top_k`` memories nearest to an embedded ``vector`` (dense search)."""
         name = self._active
         if not self._exists(name):
             return []
