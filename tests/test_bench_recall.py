@@ -357,3 +357,30 @@ def test_the_stored_gate_probe_has_neutral_baselines_and_no_text():
         assert set(r["neutral"]) == {"reader", "judge"}
         assert all(len(v) == 3 and all(0 <= p <= 1 for p in v) for v in r["neutral"].values())
         assert "question" not in r
+
+
+# -- benchmarks/bench_judge_reason.py: a reason before the judge's verdict (issue 16) -----------
+@pytest.fixture(scope="module")
+def reason_bench():
+    return load_bench("bench_judge_reason")
+
+
+def test_judge_reason_reads_the_last_verdict_and_counts_alone(reason_bench):
+    assert reason_bench.verdict("Reason: no, it does not matter here. Verdict: yes") == "yes"
+    assert reason_bench.verdict("理由：不会改变建议。结论：no") == "no"
+    assert reason_bench.verdict("理由：说不清。") is None
+    rows = [{"lang": "en", "cond": "answerable", "kind": "advice", "relevant": ["m1"],
+             "cands": [{"id": "m1", "judge": 0.3, "v": "yes"}, {"id": "m2", "judge": 0.5, "v": "no"}]},
+            {"lang": "en", "cond": "general", "kind": "general", "relevant": [],
+             "cands": [{"id": "m3", "judge": 0.5, "v": "yes"}]}]
+    gates = reason_bench.report(rows)["en"]
+    assert gates["shipped judge (P(yes) >= 0.2, general >= 0.9)"] == (1, 1, 0, 1, 0, 1)
+    assert gates["reason, then its verdict"] == (1, 0, 1, 1, 1, 1)
+    assert gates["both"] == (1, 0, 1, 1, 0, 1)
+
+
+def test_the_stored_reason_probe_covers_the_tuning_advice_and_general_questions():
+    rows = json.loads((ROOT / "benchmarks" / "results" / "judge_reason_tune.json").read_text("utf-8"))
+    assert {r["cond"] for r in rows} == {"answerable", "general"}
+    assert all(r["kind"] != "fact" and len(r["cands"]) <= 3 for r in rows)
+    assert {r["lang"] for r in rows} == {"zh", "en"}
