@@ -1,6 +1,6 @@
 """Probe every gate signal once, then replay gates on the probe (issue 16, session 11).
 
-    ./run.sh bench gate_replay --probe             # tuning split: ~35 min on 2 cores, model loaded
+    ./run.sh bench gate_replay --probe             # tuning split: ~40 min on 2 cores, model loaded
     ./run.sh bench gate_replay                     # replay the stored probe: seconds, no model
 
 The probe asks, for the top 6 candidates of every tuning question (with memory, no hit,
@@ -11,11 +11,18 @@ rounded probabilities only (``results/gate_probe_tune.json``). The replay then s
 without the model: relevant memories passed, a look-alike passed beside them, and false hits on
 no-hit and general questions, per language. It approximates :func:`gya_memory.answer.gate.screen`
 without ``newest_wins``.
+
+The probe also asks the reader and the judge about each question with three neutral facts
+(:data:`NEUTRAL`: "N/A", a fact true of everyone, an everyday liking), so a candidate's
+probability can be read against what the model says with no real fact (contextual
+calibration, Zhao et al. 2021): the replay's "normalised" gates pass a candidate by how far it
+moves the model from its highest neutral answer (session 16).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -28,6 +35,8 @@ OLD_PAIR = {"en": ("Question: 周五部门聚会吃火锅，我点锅底该注�
                    "Question: 今晚聚餐，我点饮料时该注意什么？ Fact: 最近在戒咖啡，想少喝一点 -> yes"),
             "zh": ("问题：周五部门聚会吃火锅，我点锅底该注意什么？ 事实：这阵子口腔溃疡，吃不了辣 -> yes",
                    "问题：今晚聚餐，我点饮料时该注意什么？ 事实：最近在戒咖啡，想少喝一点 -> yes")}
+NEUTRAL = {"zh": ("N/A", "有一个名字", "喜欢听音乐"), "en": ("N/A", "Has a name", "Likes listening to music")}
+"""Facts that answer no question: the per-question baseline of the normalised gates."""
 
 
 def probe(out: Path) -> None:
@@ -73,20 +82,36 @@ def probe(out: Path) -> None:
                         c[key] = round(score(h.text), 4)
             rows.append({"scenario": s.id, "lang": s.lang, "cond": cond, "kind": kind,
                          "relevant": list(s.relevant) if cond == "answerable" else [],
-                         "cands": cands})
+                         "cands": cands, "question": q})
         print(s.id, flush=True)
+    for key, read in (("reader", J.reader_relevance), ("judge", J.judge_relevance)):
+        for row in rows:  # one prompt kind at a time again
+            neutral = row.setdefault("neutral", {})
+            neutral[key] = [round(read(llm, row["question"], f), 4) for f in NEUTRAL[row["lang"]]]
+    for row in rows:
+        del row["question"]  # ids and numbers only: the questions stay in the data set
     out.write_text(json.dumps(rows, ensure_ascii=False, indent=1), "utf-8")
 
 
+def logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
 def replay(rows: list[dict[str, Any]], judge: str = "judge", judge_min: float = 0.2,
-           fact_min: float = 0.98, general_min: float = 0.9, pool: int = 3) -> dict[str, tuple[int, ...]]:
+           fact_min: float = 0.98, general_min: float = 0.9, pool: int = 3,
+           normalised: bool = False) -> dict[str, tuple[int, ...]]:
     """(relevant passes, look-alike beside, no-hit false hits, general false hits, questions)
-    per language, for one gate."""
+    per language, for one gate. ``normalised``: the bars are on the logit of a candidate's
+    probability minus the logit of the question's highest neutral one (:data:`NEUTRAL`)."""
     def passing(r: dict[str, Any]) -> list[str]:
         kept = [c for c in r["cands"] if c["drop"] is None][:pool if r["kind"] == "advice" else 3]
         key, bar = {"fact": ("reader", fact_min), "advice": (judge, judge_min),
                     "general": (judge, general_min)}[r["kind"]]
-        return [c["id"] for c in kept if c[key] >= bar]
+        if not normalised:
+            return [c["id"] for c in kept if c[key] >= bar]
+        base = logit(max(r["neutral"]["reader" if key == "reader" else "judge"]))
+        return [c["id"] for c in kept if logit(c[key]) - base >= bar]
 
     out = {}
     for lang in ("zh", "en"):
@@ -113,6 +138,14 @@ def main(argv: list[str]) -> int:
         r = replay(rows, **kw)  # type: ignore[arg-type]
         print(f"  {name:40} " + "   ".join(
             f"{lang}: {v[0]:2} / {v[1]:2} / {v[2]}, {v[3]}" for lang, v in r.items()))
+    if all("neutral" in row for row in rows):
+        print("normalised against the question's highest neutral fact (logit difference; "
+              "reader for fact questions, judge for advice and general):")
+        for fact, advice in ((2.0, -2.0), (3.0, -1.0), (4.0, -0.5), (2.0, 0.0)):
+            r = replay(rows, normalised=True, fact_min=fact, judge_min=advice, general_min=2.0)
+            name = f"reader +{fact:g}, judge {advice:+g}, general +2"
+            print(f"  {name:40} " + "   ".join(
+                f"{lang}: {v[0]:2} / {v[1]:2} / {v[2]}, {v[3]}" for lang, v in r.items()))
     print_footer(started)
     return 0
 

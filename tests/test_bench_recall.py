@@ -326,3 +326,61 @@ def test_the_stored_draft_probe_holds_only_the_acceptance_sets_ids():
     for r in rows:
         assert len(r["ids"]) == len(r["q"]) == len(r["dq"]) == len(r["dp"])
         assert set(r["relevant"]) <= set(r["ids"])
+
+
+# -- benchmarks/bench_gate_replay.py: the gate replayed, also against neutral facts (issue 16) ---
+@pytest.fixture(scope="module")
+def gate_bench():
+    return load_bench("bench_gate_replay")
+
+
+def _replay_row(cond, kind, cands, neutral_judge, relevant=()):
+    return {"scenario": "x", "lang": "en", "cond": cond, "kind": kind, "relevant": list(relevant),
+            "cands": cands, "neutral": {"reader": [0.1, 0.1, 0.1], "judge": neutral_judge}}
+
+
+def test_gate_replay_reads_bars_raw_or_against_the_neutral_fact(gate_bench):
+    rel = {"id": "m1", "cos": 0.9, "drop": None, "reader": 0.5, "judge": 0.3, "judge_old": 0.3}
+    look = {"id": "m2", "cos": 0.88, "drop": None, "reader": 0.5, "judge": 0.25, "judge_old": 0.2}
+    rows = [_replay_row("answerable", "advice", [rel, look], [0.5, 0.6, 0.4], ["m1"]),
+            _replay_row("general", "general", [dict(look, judge=0.95)], [0.1, 0.1, 0.1])]
+    # raw bars: both advice candidates pass 0.2; the general question's 0.95 passes 0.9
+    assert gate_bench.replay(rows)["en"] == (1, 1, 0, 1, 1)
+    # against the neutral fact (0.6): 0.3 is logit -1.25 from it, 0.25 is -1.50; 0.95 vs 0.1 is +5.14
+    assert gate_bench.replay(rows, normalised=True, judge_min=-1.3, general_min=6.0)["en"] == (1, 0, 0, 0, 1)
+
+
+def test_the_stored_gate_probe_has_neutral_baselines_and_no_text():
+    rows = json.loads((ROOT / "benchmarks" / "results" / "gate_probe_tune.json").read_text("utf-8"))
+    assert len(rows) == 144
+    for r in rows:
+        assert set(r["neutral"]) == {"reader", "judge"}
+        assert all(len(v) == 3 and all(0 <= p <= 1 for p in v) for v in r["neutral"].values())
+        assert "question" not in r
+
+
+# -- benchmarks/bench_judge_reason.py: a reason before the judge's verdict (issue 16) -----------
+@pytest.fixture(scope="module")
+def reason_bench():
+    return load_bench("bench_judge_reason")
+
+
+def test_judge_reason_reads_the_last_verdict_and_counts_alone(reason_bench):
+    assert reason_bench.verdict("Reason: no, it does not matter here. Verdict: yes") == "yes"
+    assert reason_bench.verdict("理由：不会改变建议。结论：no") == "no"
+    assert reason_bench.verdict("理由：说不清。") is None
+    rows = [{"lang": "en", "cond": "answerable", "kind": "advice", "relevant": ["m1"],
+             "cands": [{"id": "m1", "judge": 0.3, "v": "yes"}, {"id": "m2", "judge": 0.5, "v": "no"}]},
+            {"lang": "en", "cond": "general", "kind": "general", "relevant": [],
+             "cands": [{"id": "m3", "judge": 0.5, "v": "yes"}]}]
+    gates = reason_bench.report(rows)["en"]
+    assert gates["shipped judge (P(yes) >= 0.2, general >= 0.9)"] == (1, 1, 0, 1, 0, 1)
+    assert gates["reason, then its verdict"] == (1, 0, 1, 1, 1, 1)
+    assert gates["both"] == (1, 0, 1, 1, 0, 1)
+
+
+def test_the_stored_reason_probe_covers_the_tuning_advice_and_general_questions():
+    rows = json.loads((ROOT / "benchmarks" / "results" / "judge_reason_tune.json").read_text("utf-8"))
+    assert {r["cond"] for r in rows} == {"answerable", "general"}
+    assert all(r["kind"] != "fact" and len(r["cands"]) <= 3 for r in rows)
+    assert {r["lang"] for r in rows} == {"zh", "en"}
