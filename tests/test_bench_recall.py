@@ -384,3 +384,21 @@ def test_the_stored_reason_probe_covers_the_tuning_advice_and_general_questions(
     assert {r["cond"] for r in rows} == {"answerable", "general"}
     assert all(r["kind"] != "fact" and len(r["cands"]) <= 3 for r in rows)
     assert {r["lang"] for r in rows} == {"zh", "en"}
+
+
+# -- benchmarks/bench_draft_judge.py: the draft as the judge's input (issue 16) ------------------
+def test_draft_judge_report_ranks_each_signal():
+    bench = load_bench("bench_draft_judge")
+    rows = [{"lang": "en", "relevant": ["m2"],
+             "cands": [{"id": "m1", "cos": 0.9, "judge": 0.5, "dj": 0.2},
+                       {"id": "m2", "cos": 0.8, "judge": 0.5, "dj": 0.9},
+                       {"id": "m3", "cos": 0.7, "judge": 0.1, "dj": 0.3}]},
+            {"lang": "en", "relevant": ["m9"], "cands": [{"id": "m1", "cos": 0.9, "judge": 0.5, "dj": 0.2}]}]
+    report = bench.report(rows)["en"]
+    assert report["cos"] == (0.5, 0, 1, 1)  # the question without its relevant memory is left out
+    assert report["judge"] == (0.75, 0, 1, 1)  # a tie counts half
+    assert report["dj"] == (1.0, 1, 1, 1)
+    assert report and bench.report(rows)["zh"]["dj"] == (None, 0, 0, 0)
+    stored = json.loads((ROOT / "benchmarks" / "results" / "draft_judge_tune.json").read_text("utf-8"))
+    assert {r["lang"] for r in stored} == {"zh", "en"} and all(r["cands"] for r in stored)
+    assert bench.messages("zh", "问 题", "答", "事实")[1]["content"] == "问题：问 题 回答：答 事实：事实 ->"
