@@ -25,17 +25,14 @@ from typing import Any, Callable
 
 from _shared import print_footer, probed_rows
 
+from gya_memory.answer.judge import JUDGE_SYSTEM
+
 RESULTS = Path(__file__).parent / "results" / "judge_reason_tune.json"
 GATE_PROBE = Path(__file__).parent / "results" / "gate_probe_tune.json"
 
 SYS_EN = (
-    "A user asks a question. You see one fact remembered about the user. Does the answer need "
-    "this fact?\n"
-    "yes: the fact states exactly what is asked, or it is a fact about the user (health, diet, "
-    "schedule, plans, equipment) that changes what the right advice is.\n"
-    "no: the fact is about someone or something else than what is asked (another person, "
-    "another pet, another item), or it only mentions the topic without the detail that is "
-    "asked for, or it would not change the advice.\n"
+    JUDGE_SYSTEM.split("\nQuestion:")[0].removesuffix(".")  # yes / no as the shipped judge reads them
+    + ", or it would not change the advice.\n"
     "First give one short reason, then the verdict.\n"
     "Question: Any tips for my run tomorrow? Fact: Sprained left ankle last week\n"
     "Reason: a sprained ankle changes how to run tomorrow. Verdict: yes\n"
