@@ -654,6 +654,15 @@ class RunOptions:
     judge_every: int = 0            # judge every n-th answerable question (and every other)
     judge_modes: tuple[str, ...] = ("dense", "hybrid")  # the modes the judged gate runs in
     reply_vector: str = "own"       # "user": an assistant turn's dense vector is its user turn's
+    fusion: Any = None              # a FusionSpec for the store's hybrid (None: HYBRID_FUSION)
+
+
+def minmax_fusion(depth: int) -> Any:
+    """The min-max blend as the package runs it (``--fusion minmax``): equal weights, ``depth``
+    candidates from each ranking, as the offline ``minmax`` family scores it."""
+    from gya_memory.semantic.stores.common import FusionSpec
+
+    return FusionSpec("minmax", weights=(0.5, 0.5), pool=depth)
 
 
 def store_hybrid(mem: Any, text: str, top_k: int) -> list[Any]:
@@ -725,7 +734,8 @@ def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: P
     timing: dict[str, float] = {}
     docs_of: dict[str, list[str]] = defaultdict(list)
     try:
-        mem = SemanticMemory(folder, user_id=USER, embedder=embedder, fallback=False)
+        mem = SemanticMemory(folder, user_id=USER, embedder=embedder, fallback=False,
+                             **({"fusion": opts.fusion} if opts.fusion is not None else {}))
         try:
             started = time.perf_counter()
             by_date: dict[datetime, list[tuple[str, dict[str, object]]]] = defaultdict(list)
@@ -1261,6 +1271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--passage-tokens", type=int, default=None, metavar="N",
                    help="e5 reads only the first N tokens of each stored turn (the dense side; "
                         "BM25 keeps every word); default: all of it")
+    p.add_argument("--fusion", choices=("shipped", "minmax"), default="shipped",
+                   help="the store's hybrid (the 'hybrid' rows): the package's HYBRID_FUSION, or "
+                        "FusionSpec('minmax', weights=(0.5, 0.5), pool=DEPTH) through the package")
     p.add_argument("--reply-vector", choices=("own", "user"), default="own",
                    help="user: an assistant turn's dense vector is the user turn's before it "
                         "(only what the user said is embedded; BM25 still reads the reply)")
@@ -1332,12 +1345,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     opts = RunOptions(lexical_only=lexical_only, depth=args.depth,
                       date_in_text=args.date_in_text, judge=judge,
                       judge_every=args.judge_every, reply_vector=args.reply_vector,
-                      judge_modes=judge_modes)
+                      judge_modes=judge_modes, fusion=minmax_fusion(args.depth)
+                      if args.fusion == "minmax" else None)
     kind = "LEXICAL ONLY" if lexical_only else "dense + lexical + hybrid + fusions"
     if args.date_in_text:
         kind += "; DATES IN THE TEXT"
     if args.reply_vector == "user":
         kind += "; REPLIES TAKE THE USER TURN'S DENSE VECTOR"
+    if opts.fusion is not None:
+        kind += f"; STORE FUSION {opts.fusion.label()}"
     print(f"Recall at real sizes (issue 17): {kind}; depth {args.depth}, "
           f"folds = question number mod {FOLDS}")
     if args.limit is not None or users is not None:
