@@ -368,16 +368,6 @@ def fuse_rrf(dense: Ranked, lexical: Ranked, k: float = 60.0, w_dense: float = 1
     return sorted(score, key=lambda p: (-score[p], order[p]))
 
 
-def _minmax(ranked: Ranked) -> dict[str, float]:
-    if not ranked:
-        return {}
-    values = [s for _, s in ranked]
-    lo, hi = min(values), max(values)
-    if hi - lo <= 1e-12:
-        return {pid: 1.0 for pid, _ in ranked}
-    return {pid: (s - lo) / (hi - lo) for pid, s in ranked}
-
-
 def _dbsf(ranked: Ranked) -> dict[str, float]:
     """Distribution-based normalisation (as Qdrant's DBSF): (s - (mu - 3 sd)) / (6 sd),
     clipped to [0, 1]; one candidate (or equal scores) gets 0.5."""
@@ -404,8 +394,16 @@ def _blend(dense: Ranked, lexical: Ranked, alpha: float,
 
 def fuse_minmax(dense: Ranked, lexical: Ranked, alpha: float = 0.5) -> list[str]:
     """``alpha * dense + (1 - alpha) * lexical`` of per-query min-max normalised scores (a
-    candidate missing from a list gets 0 there)."""
-    return _blend(dense, lexical, alpha, _minmax)
+    candidate missing from a list gets 0 there): the package's own blend
+    (:func:`gya_memory.semantic.stores.common.fuse_minmax`, ``FusionSpec("minmax")``)."""
+    from gya_memory.semantic.stores.common import Found
+    from gya_memory.semantic.stores.common import fuse_minmax as blend
+
+    def found(ranked: Ranked) -> list[Any]:
+        return [Found(pid, score, {}) for pid, score in ranked]
+
+    return [f.id for f in blend(found(dense), found(lexical), (alpha, 1 - alpha),
+                                len(dense) + len(lexical))]
 
 
 def fuse_dbsf(dense: Ranked, lexical: Ranked, alpha: float = 0.5) -> list[str]:
