@@ -368,16 +368,6 @@ def fuse_rrf(dense: Ranked, lexical: Ranked, k: float = 60.0, w_dense: float = 1
     return sorted(score, key=lambda p: (-score[p], order[p]))
 
 
-def _minmax(ranked: Ranked) -> dict[str, float]:
-    if not ranked:
-        return {}
-    values = [s for _, s in ranked]
-    lo, hi = min(values), max(values)
-    if hi - lo <= 1e-12:
-        return {pid: 1.0 for pid, _ in ranked}
-    return {pid: (s - lo) / (hi - lo) for pid, s in ranked}
-
-
 def _dbsf(ranked: Ranked) -> dict[str, float]:
     """Distribution-based normalisation (as Qdrant's DBSF): (s - (mu - 3 sd)) / (6 sd),
     clipped to [0, 1]; one candidate (or equal scores) gets 0.5."""
@@ -404,8 +394,16 @@ def _blend(dense: Ranked, lexical: Ranked, alpha: float,
 
 def fuse_minmax(dense: Ranked, lexical: Ranked, alpha: float = 0.5) -> list[str]:
     """``alpha * dense + (1 - alpha) * lexical`` of per-query min-max normalised scores (a
-    candidate missing from a list gets 0 there)."""
-    return _blend(dense, lexical, alpha, _minmax)
+    candidate missing from a list gets 0 there): the package's own blend
+    (:func:`gya_memory.semantic.stores.common.fuse_minmax`, ``FusionSpec("minmax")``)."""
+    from gya_memory.semantic.stores.common import Found
+    from gya_memory.semantic.stores.common import fuse_minmax as blend
+
+    def found(ranked: Ranked) -> list[Any]:
+        return [Found(pid, score, {}) for pid, score in ranked]
+
+    return [f.id for f in blend(found(dense), found(lexical), (alpha, 1 - alpha),
+                                len(dense) + len(lexical))]
 
 
 def fuse_dbsf(dense: Ranked, lexical: Ranked, alpha: float = 0.5) -> list[str]:
@@ -654,6 +652,15 @@ class RunOptions:
     judge_every: int = 0            # judge every n-th answerable question (and every other)
     judge_modes: tuple[str, ...] = ("dense", "hybrid")  # the modes the judged gate runs in
     reply_vector: str = "own"       # "user": an assistant turn's dense vector is its user turn's
+    fusion: Any = None              # a FusionSpec for the store's hybrid (None: HYBRID_FUSION)
+
+
+def minmax_fusion(depth: int) -> Any:
+    """The min-max blend as the package runs it (``--fusion minmax``): equal weights, ``depth``
+    candidates from each ranking, as the offline ``minmax`` family scores it."""
+    from gya_memory.semantic.stores.common import FusionSpec
+
+    return FusionSpec("minmax", weights=(0.5, 0.5), pool=depth)
 
 
 def store_hybrid(mem: Any, text: str, top_k: int) -> list[Any]:
@@ -725,7 +732,8 @@ def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: P
     timing: dict[str, float] = {}
     docs_of: dict[str, list[str]] = defaultdict(list)
     try:
-        mem = SemanticMemory(folder, user_id=USER, embedder=embedder, fallback=False)
+        mem = SemanticMemory(folder, user_id=USER, embedder=embedder, fallback=False,
+                             **({"fusion": opts.fusion} if opts.fusion is not None else {}))
         try:
             started = time.perf_counter()
             by_date: dict[datetime, list[tuple[str, dict[str, object]]]] = defaultdict(list)
@@ -1261,6 +1269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--passage-tokens", type=int, default=None, metavar="N",
                    help="e5 reads only the first N tokens of each stored turn (the dense side; "
                         "BM25 keeps every word); default: all of it")
+    p.add_argument("--fusion", choices=("shipped", "minmax"), default="shipped",
+                   help="the store's hybrid (the 'hybrid' rows): the package's HYBRID_FUSION, or "
+                        "FusionSpec('minmax', weights=(0.5, 0.5), pool=DEPTH) through the package")
     p.add_argument("--reply-vector", choices=("own", "user"), default="own",
                    help="user: an assistant turn's dense vector is the user turn's before it "
                         "(only what the user said is embedded; BM25 still reads the reply)")
@@ -1332,12 +1343,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     opts = RunOptions(lexical_only=lexical_only, depth=args.depth,
                       date_in_text=args.date_in_text, judge=judge,
                       judge_every=args.judge_every, reply_vector=args.reply_vector,
-                      judge_modes=judge_modes)
+                      judge_modes=judge_modes, fusion=minmax_fusion(args.depth)
+                      if args.fusion == "minmax" else None)
     kind = "LEXICAL ONLY" if lexical_only else "dense + lexical + hybrid + fusions"
     if args.date_in_text:
         kind += "; DATES IN THE TEXT"
     if args.reply_vector == "user":
         kind += "; REPLIES TAKE THE USER TURN'S DENSE VECTOR"
+    if opts.fusion is not None:
+        kind += f"; STORE FUSION {opts.fusion.label()}"
     print(f"Recall at real sizes (issue 17): {kind}; depth {args.depth}, "
           f"folds = question number mod {FOLDS}")
     if args.limit is not None or users is not None:

@@ -459,6 +459,46 @@ def test_both_stores_store_recall_forget_and_reembed_alike(any_store: dict) -> N
         other.close()
 
 
+def test_fuse_minmax_normalises_each_ranking_then_blends() -> None:
+    from gya_memory.semantic.stores.common import Found, FusionSpec, fuse_minmax
+
+    dense = [Found("a", 0.9, {}), Found("b", 0.8, {}), Found("c", 0.7, {})]
+    lexical = [Found("c", 12.0, {"x": 1}), Found("d", 4.0, {})]
+    # dense: a 1, b 0.5, c 0; lexical: c 1, d 0 -> a 0.5, b 0.25, c 0.5, d 0
+    fused = fuse_minmax(dense, lexical, (0.5, 0.5), limit=3)
+    assert [(f.id, round(f.score, 6)) for f in fused] == [("a", 0.5), ("c", 0.5), ("b", 0.25)]  # ties: dense order
+    assert fuse_minmax([Found("a", 0.4, {})], [], (0.5, 0.5), 5)[0].score == 0.5  # one: 1 x 0.5
+    assert fuse_minmax([], [], (0.5, 0.5), 5) == []
+    assert FusionSpec("minmax", weights=(0.7, 0.3), pool=50).label() == "min-max w=0.7:0.3 pool=50"
+    with pytest.raises(ValueError, match="minmax"):
+        FusionSpec("linear")  # type: ignore[arg-type]
+
+
+def test_both_stores_fuse_by_minmax_alike(any_store: dict) -> None:
+    from gya_memory.semantic.stores.common import FusionSpec, fuse_minmax
+    from gya_memory.semantic.sparse import query_vector
+
+    orders = ["Order A7-2219 was delivered on Monday", "Order A7-2291 is still in transit"]
+    spec = FusionSpec("minmax", weights=(0.5, 0.5), pool=10)
+    with SemanticMemory(**any_store, embedder=TFIDFEmbedder(), user_id="u1", clock=clock(),
+                        fusion=spec) as mem:
+        mem.store_many(ARTICLE + orders)
+        hybrid = mem.retrieve("A7-2291 status", top_k=3, mode="hybrid", min_score=0.0)
+        assert hybrid[0].text == orders[1] and hybrid[0].source == "hybrid"
+        # what the store returned is exactly the blend of its two rankings
+        name, where = mem.active_collection, mem._where()
+        vector = mem.embedder.embed_query("A7-2291 status")
+        dense = mem.backend.dense(name, vector, 10, where)
+        lexical = mem.backend.lexical(name, query_vector("A7-2291 status"), 10, where)
+        expected = fuse_minmax(dense, lexical, (0.5, 0.5), 3)
+        got = mem.backend.hybrid(name, vector, query_vector("A7-2291 status"), 3, where, spec, None)
+        assert [f.id for f in got] == [f.id for f in expected]
+        assert [round(f.score, 6) for f in got] == [round(f.score, 6) for f in expected]
+        # the floor drops dense candidates before the blend
+        floored = mem.backend.hybrid(name, vector, query_vector("天气"), 3, where, spec, 2.0)
+        assert floored == []
+
+
 def test_store_many_checks_every_item_before_writing(tmp_path: Path) -> None:
     with SemanticMemory(tmp_path / "q", embedder=TFIDFEmbedder(), user_id="u1") as mem:
         good = [f"memory number {i}" for i in range(100)]

@@ -243,8 +243,8 @@ class ClientStore(VectorStore):
             query_filter=_client_filter(where), with_payload=True, search_params=self._params(where))
         return [_found_from_client(p) for p in response.points if p.score > 0]
 
-    def hybrid(self, name: str, vector: Sequence[float], sparse: Sparse, limit: int,
-               where: Where, fusion: FusionSpec, dense_floor: float | None) -> list[Found]:
+    def _engine_hybrid(self, name: str, vector: Sequence[float], sparse: Sparse, limit: int,
+                       where: Where, fusion: FusionSpec, dense_floor: float | None) -> list[Found]:
         m = _models()
         flt = _client_filter(where)
         prefetch = [m.Prefetch(query=as_floats(vector), using=DENSE, filter=flt,

@@ -335,8 +335,8 @@ class EdgeStore(VectorStore):
             filter=edge_filter(where), with_payload=True, params=self._params(where)))
         return [found_from_edge(p) for p in points if p.score > 0]
 
-    def hybrid(self, name: str, vector: Sequence[float], sparse: Sparse, limit: int,
-               where: Where, fusion: FusionSpec, dense_floor: float | None) -> list[Found]:
+    def _engine_hybrid(self, name: str, vector: Sequence[float], sparse: Sparse, limit: int,
+                       where: Where, fusion: FusionSpec, dense_floor: float | None) -> list[Found]:
         q = edge_module()
         flt = edge_filter(where)
         prefetches = [q.Prefetch(limit=fusion.pool,
