@@ -125,6 +125,12 @@ def replay(rows: list[dict[str, Any]], judge: str = "judge", judge_min: float = 
     return out
 
 
+def show(name: str, replayed: dict[str, tuple[int, ...]]) -> None:
+    """One gate's line of the report."""
+    print(f"  {name:40} " + "   ".join(
+        f"{lang}: {v[0]:2} / {v[1]:2} / {v[2]}, {v[3]}" for lang, v in replayed.items()))
+
+
 def main(argv: list[str]) -> int:
     started = time.perf_counter()
     rows = probed_rows(argv, __doc__, RESULTS, probe, "probe with the model first")
@@ -135,17 +141,13 @@ def main(argv: list[str]) -> int:
                      ("fresh example, P(yes) >= 0.2 (shipped)", {}),
                      ("old examples, P(yes) >= 0.2", {"judge": "judge_old"}),
                      ("fresh example, >= 0.2, pool 6", {"pool": 6})):
-        r = replay(rows, **kw)  # type: ignore[arg-type]
-        print(f"  {name:40} " + "   ".join(
-            f"{lang}: {v[0]:2} / {v[1]:2} / {v[2]}, {v[3]}" for lang, v in r.items()))
+        show(name, replay(rows, **kw))  # type: ignore[arg-type]
     if all("neutral" in row for row in rows):
         print("normalised against the question's highest neutral fact (logit difference; "
               "reader for fact questions, judge for advice and general):")
         for fact, advice in ((2.0, -2.0), (3.0, -1.0), (4.0, -0.5), (2.0, 0.0)):
-            r = replay(rows, normalised=True, fact_min=fact, judge_min=advice, general_min=2.0)
-            name = f"reader +{fact:g}, judge {advice:+g}, general +2"
-            print(f"  {name:40} " + "   ".join(
-                f"{lang}: {v[0]:2} / {v[1]:2} / {v[2]}, {v[3]}" for lang, v in r.items()))
+            show(f"reader +{fact:g}, judge {advice:+g}, general +2",
+                 replay(rows, normalised=True, fact_min=fact, judge_min=advice, general_min=2.0))
     print_footer(started)
     return 0
 
