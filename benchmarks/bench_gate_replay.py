@@ -16,7 +16,9 @@ The probe also asks the reader and the judge about each question with three neut
 (:data:`NEUTRAL`: "N/A", a fact true of everyone, an everyday liking), so a candidate's
 probability can be read against what the model says with no real fact (contextual
 calibration, Zhao et al. 2021): the replay's "normalised" gates pass a candidate by how far it
-moves the model from its highest neutral answer (session 16).
+moves the model from its highest neutral answer (session 16). A second signal for the
+reader's near misses (fact questions: the first candidate passes under the reader's bar when
+the judge also says yes) is replayed too (session 17).
 """
 
 from __future__ import annotations
@@ -100,16 +102,21 @@ def logit(p: float) -> float:
 
 def replay(rows: list[dict[str, Any]], judge: str = "judge", judge_min: float = 0.2,
            fact_min: float = 0.98, general_min: float = 0.9, pool: int = 3,
-           normalised: bool = False) -> dict[str, tuple[int, ...]]:
+           normalised: bool = False, second: tuple[float, float] | None = None) -> dict[str, tuple[int, ...]]:
     """(relevant passes, look-alike beside, no-hit false hits, general false hits, questions)
     per language, for one gate. ``normalised``: the bars are on the logit of a candidate's
-    probability minus the logit of the question's highest neutral one (:data:`NEUTRAL`)."""
+    probability minus the logit of the question's highest neutral one (:data:`NEUTRAL`).
+    ``second = (reader_min, judge_min)``: for fact questions, the first candidate also passes
+    under the reader's bar when its reader P is at least ``reader_min`` and the judge says yes
+    with at least ``judge_min`` (a second signal for the reader's near misses)."""
     def passing(r: dict[str, Any]) -> list[str]:
         kept = [c for c in r["cands"] if c["drop"] is None][:pool if r["kind"] == "advice" else 3]
         key, bar = {"fact": ("reader", fact_min), "advice": (judge, judge_min),
                     "general": (judge, general_min)}[r["kind"]]
         if not normalised:
-            return [c["id"] for c in kept if c[key] >= bar]
+            return [c["id"] for k, c in enumerate(kept) if c[key] >= bar or (
+                second is not None and r["kind"] == "fact" and k == 0
+                and c["reader"] >= second[0] and c["judge"] >= second[1])]
         base = logit(max(r["neutral"]["reader" if key == "reader" else "judge"]))
         return [c["id"] for c in kept if logit(c[key]) - base >= bar]
 
@@ -142,6 +149,9 @@ def main(argv: list[str]) -> int:
                      ("old examples, P(yes) >= 0.2", {"judge": "judge_old"}),
                      ("fresh example, >= 0.2, pool 6", {"pool": 6})):
         show(name, replay(rows, **kw))  # type: ignore[arg-type]
+    print("fact questions: the first candidate also passes with reader >= a and judge >= b:")
+    for second in ((0.5, 0.5), (0.8, 0.5), (0.8, 0.7), (0.9, 0.5)):
+        show(f"reader >= {second[0]:g} and judge >= {second[1]:g}", replay(rows, second=second))
     if all("neutral" in row for row in rows):
         print("normalised against the question's highest neutral fact (logit difference; "
               "reader for fact questions, judge for advice and general):")

@@ -62,6 +62,7 @@ unused):
     .venv/bin/python benchmarks/bench_recall.py --datasets cn,en --json /tmp/recall.json
     .venv/bin/python benchmarks/bench_recall.py --only-cached --summary \
         benchmarks/results/recall_summary.json              # what notebook 04 shows
+    ./run.sh bench recall --datasets lme --abstention --judge-every 8   # the gate's false hits
 
 ``--limit N`` takes N LongMemEval questions spread evenly over the file (and N MemoryBank users
 per language unless ``--users`` says otherwise). Exit status 2 when ``../shared/data`` (or a
@@ -187,7 +188,8 @@ def spread(n_items: int, limit: int | None) -> list[int]:
     return sorted({int(i * n_items / limit) for i in range(limit)})
 
 
-def load_longmemeval(folder: Path, limit: int | None = None) -> list[Haystack]:
+def load_longmemeval(folder: Path, limit: int | None = None,
+                     abstention_only: bool = False) -> list[Haystack]:
     _need(folder / "load.py")
     _need(folder / "sessions.json")
     _need(folder / "longmemeval_s_tune.json")
@@ -200,6 +202,8 @@ def load_longmemeval(folder: Path, limit: int | None = None) -> list[Haystack]:
     out = []
     for i in spread(len(questions), limit):
         q = questions[i]
+        if abstention_only and not q["question_id"].endswith("_abs"):
+            continue
         docs, evidence = [], set()
         for j, (sid, date, session) in enumerate(zip(
                 q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"])):
@@ -1244,6 +1248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="only the lexical ranking (no embedding model, cheap)")
     p.add_argument("--limit", type=int, default=None,
                    help="N LongMemEval questions spread over the file (and N MemoryBank users)")
+    p.add_argument("--abstention", action="store_true",
+                   help="LongMemEval: only the 12 abstention questions (the gate's false hits, "
+                        "with --judge-every: every one judged; 12 histories to embed)")
     p.add_argument("--users", type=int, default=None,
                    help="MemoryBank users per language (default: --limit, else all)")
     p.add_argument("--depth", type=int, default=DEPTH,
@@ -1315,7 +1322,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if wanted and not args.data.is_dir():
             raise MissingData(str(args.data))
         if "lme" in wanted:
-            haystacks["lme"] = load_longmemeval(args.data / "longmemeval", args.limit)
+            haystacks["lme"] = load_longmemeval(args.data / "longmemeval", args.limit,
+                                                abstention_only=args.abstention)
         if "cn" in wanted or "en" in wanted:
             labels = json.loads(_need(LABELS).read_text(encoding="utf-8"))
             extra = (json.loads(UNANSWERABLE.read_text(encoding="utf-8"))

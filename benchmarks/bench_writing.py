@@ -5,6 +5,7 @@ updates, duplicates and time per session, per language, with the local model.
     ./run.sh bench writing                       # test split (conversations 06-12 of each part)
     ./run.sh bench writing --split tune --limit 2
     ./run.sh bench writing --json benchmarks/results/writing_test.json
+    ./run.sh bench writing --split all --labelled rule   # the update rule alone, seconds, no model
 
 A proposal *matches* a labelled fact when every key group of the fact has one of its forms in
 the proposal (case-insensitive); the keys are names, numbers and the key noun, so a
@@ -16,6 +17,10 @@ it can be read. Each conversation gets a fresh store; its sessions are written i
 (``gya_memory/data/writing_hand_labels.json``, every proposal of the test run read against its
 session): precision, wrong and invented proposals and recall as a reader counts them, and how
 often the key-word matcher agrees. No model is loaded.
+
+``--labelled rule`` writes each session's labelled facts themselves (no model: extraction as
+if perfect) and counts what the update step does with them: the decider's own rate, apart
+from what extraction loses.
 
 ``--reuse RESULTS.json`` takes the model's extraction replies from an earlier run whose
 extraction prompt was the same (checked by a hash of the prompt, session by session), so a
@@ -205,6 +210,49 @@ def rates(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+def labelled_updates(conversations: list[dict[str, Any]], embedder: Any, how: str = "rule",
+                     show: bool = True) -> dict[str, dict[str, int]]:
+    """The update step alone, on the labelled facts themselves, as if extraction were perfect
+    (``--labelled``; no chat model, so only ``how="off"`` or ``"rule"``): each session's
+    labelled facts are written in order with :func:`gya_memory.answer.writing.write`. Per
+    language: labelled updates that replaced exactly the labelled old fact, replaced another
+    memory, or were added beside it; and false updates, new facts that replaced something."""
+    from gya_memory.answer.extraction import Proposal
+    from gya_memory.answer.writing import write
+    from gya_memory.semantic.memory import SemanticMemory
+
+    out = {lang: {"updates": 0, "right": 0, "replaced another": 0, "added beside": 0,
+                  "new facts": 0, "false updates": 0} for lang in ("zh", "en")}
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in conversations:
+            memory = SemanticMemory(Path(tmp) / c["id"], user_id=c["user"], embedder=embedder)
+            texts: dict[str, str] = {}
+            n = out[c["lang"]]
+            for s in c["sessions"]:
+                for f in s["extract"]:
+                    texts[f["id"]] = f["text"]
+                    d = write(memory, None, [Proposal(f["text"], f["about"], f["turn"])],
+                              session_id=s["session_id"], when=s["when"], how=how)[0]  # type: ignore[arg-type]
+                    if f.get("updates"):
+                        n["updates"] += 1
+                        old = texts[f["updates"]]
+                        verdict = ("right" if d.replaced == old else "replaced another") \
+                            if d.action == "update" else "added beside"
+                        n[verdict] += 1
+                        if show and verdict != "right":
+                            print(f"  {c['id']} {s['session_id']} {verdict}: {f['text']!r} "
+                                  f"(old {old!r}): {d.reason}" + (f", replaced {d.replaced!r}" if d.replaced else ""))
+                    elif not f.get("restates"):
+                        n["new facts"] += 1
+                        if d.action == "update":
+                            n["false updates"] += 1
+                            if show:
+                                print(f"  {c['id']} {s['session_id']} false update: {f['text']!r} "
+                                      f"replaced {d.replaced!r}")
+            memory.close()
+    return out
+
+
 HAND_LABELS = "writing_hand_labels.json"
 MADE_UP = ("invented", "misstated", "mixed up")  # the hand notes of a wrong proposal that states a false fact
 
@@ -263,6 +311,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--worth", type=float, help="P(yes) a proposal needs in the second look (0: off)")
     parser.add_argument("--reuse", type=Path, help="take the extraction replies from this results file")
     parser.add_argument("--hand", type=Path, help="score this stored test run against the hand labels (no model)")
+    parser.add_argument("--labelled", choices=["rule", "off"], help="the update step alone on the labelled facts, "
+                        "as if extraction were perfect (no chat model)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.hand:
@@ -278,13 +328,19 @@ def main(argv: list[str]) -> int:
     import pandas as pd
 
     from gya_memory.semantic.embeddings import get_embedder
-    from gya_memory.answer.llm import get_llm
 
     conversations = load(args.split)
     if args.limit:
         conversations = [c for lang in ("zh", "en")
                          for c in [x for x in conversations if x["lang"] == lang][:args.limit]]
     print(f"{len(conversations)} conversations ({args.split})")
+    if args.labelled:
+        print(f"the labelled facts written in order, how={args.labelled!r} (as if extraction were perfect):")
+        print("\n" + pd.DataFrame(labelled_updates(conversations, get_embedder(), args.labelled)).to_string())
+        print_footer(started)
+        return 0
+    from gya_memory.answer.llm import get_llm
+
     if args.decide:
         set_decide(args.decide)
     if args.worth is not None:

@@ -402,3 +402,40 @@ def test_draft_judge_report_ranks_each_signal():
     stored = json.loads((ROOT / "benchmarks" / "results" / "draft_judge_tune.json").read_text("utf-8"))
     assert {r["lang"] for r in stored} == {"zh", "en"} and all(r["cands"] for r in stored)
     assert bench.messages("zh", "问 题", "答", "事实")[1]["content"] == "问题：问 题 回答：答 事实：事实 ->"
+
+
+def test_abstention_only_keeps_the_abs_questions(bench, tmp_path):
+    """--abstention: only LongMemEval's abstention questions (a tiny folder in the data set's
+    layout, with its own loader, written here: the tests never need the real data)."""
+    (tmp_path / "load.py").write_text(
+        "import json, os\n"
+        "def load(d):\n"
+        "    s = json.load(open(os.path.join(d, 'sessions.json')))\n"
+        "    qs = json.load(open(os.path.join(d, 'longmemeval_s_tune.json')))\n"
+        "    for q in qs:\n"
+        "        q['haystack_sessions'] = [s[i] for i in q['haystack_session_ids']]\n"
+        "    return qs\n", "utf-8")
+    (tmp_path / "sessions.json").write_text(json.dumps(
+        {"a": [{"role": "user", "content": "I play tennis on Sundays.", "has_answer": True}]}), "utf-8")
+    question = {"haystack_session_ids": ["a"], "haystack_dates": ["2023/05/30 (Tue) 23:42"],
+                "question_type": "single-session-user", "answer_session_ids": ["a"],
+                "question_date": "2023/06/01 (Thu) 10:00"}
+    (tmp_path / "longmemeval_s_tune.json").write_text(json.dumps([
+        dict(question, question_id="q1", question="When do I play tennis?"),
+        dict(question, question_id="q2_abs", question="When do I play table tennis?")]), "utf-8")
+    every = bench.load_longmemeval(tmp_path)
+    only = bench.load_longmemeval(tmp_path, abstention_only=True)
+    assert [h.queries[0].answerable for h in every] == [True, False]
+    assert [h.queries[0].qid for h in only] == ["q2_abs"] and not only[0].queries[0].evidence
+
+
+def test_gate_replay_lets_a_reader_near_miss_pass_when_the_judge_agrees(gate_bench):
+    near = {"id": "m1", "cos": 0.9, "drop": None, "reader": 0.93, "judge": 0.8, "judge_old": 0.8}
+    look = {"id": "m2", "cos": 0.88, "drop": None, "reader": 0.95, "judge": 0.9, "judge_old": 0.9}
+    rows = [_replay_row("answerable", "fact", [near, look], [0.1, 0.1, 0.1], ["m1"]),
+            _replay_row("no_hit", "fact", [dict(look, reader=0.85)], [0.1, 0.1, 0.1])]
+    assert gate_bench.replay(rows)["en"] == (0, 0, 0, 0, 1)  # both under the reader's 0.98
+    # only the first candidate may pass under the bar, and only with both signals high enough
+    assert gate_bench.replay(rows, second=(0.9, 0.7))["en"] == (1, 0, 0, 0, 1)
+    assert gate_bench.replay(rows, second=(0.8, 0.7))["en"] == (1, 0, 1, 0, 1)
+    assert gate_bench.replay(rows, second=(0.9, 0.85))["en"] == (0, 0, 0, 0, 1)

@@ -253,15 +253,13 @@ def test_hand_labels_cover_the_stored_test_run_exactly() -> None:
             assert named in facts[(x["conversation"], x["session"])], x
 
 
-def test_hand_rates_of_the_stored_test_run(capsys) -> None:
-    """bench_writing --hand scores the stored run by the hand labels, without a model: the
-    numbers the README quotes."""
+def _bench_writing():
+    """benchmarks/bench_writing.py, imported as a module."""
     import importlib.util
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
-    path = root / "benchmarks" / "bench_writing.py"
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_writing.py"
     sys.path.insert(0, str(path.parent))
     try:
         spec = importlib.util.spec_from_file_location("bench_writing", path)
@@ -269,6 +267,16 @@ def test_hand_rates_of_the_stored_test_run(capsys) -> None:
         spec.loader.exec_module(bench)
     finally:
         sys.path.remove(str(path.parent))
+    return bench
+
+
+def test_hand_rates_of_the_stored_test_run(capsys) -> None:
+    """bench_writing --hand scores the stored run by the hand labels, without a model: the
+    numbers the README quotes."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    bench = _bench_writing()
     rows = json.loads((root / "benchmarks" / "results" / "writing_test.json").read_text("utf-8"))["rows"]
     rates = bench.hand_rates(rows, bench.load_hand_labels())
     assert rates["zh"]["precision, by hand (>= 0.9)"] == 0.778
@@ -277,3 +285,21 @@ def test_hand_rates_of_the_stored_test_run(capsys) -> None:
     assert rates["en"]["made up: invented, misstated (<= 0.02)"] == 0.106
     assert bench.main(["--hand", str(root / "benchmarks" / "results" / "writing_test.json")]) == 0
     assert "matcher agrees with the reader" in capsys.readouterr().out
+
+
+def test_the_update_rule_on_the_labelled_facts_of_the_first_conversations() -> None:
+    """bench_writing --labelled: the update step alone, on the labelled facts (no chat model).
+    The first conversation of each language has one update each (又开始喝奶茶了 after 戒了奶茶;
+    "Switched from apixaban to warfarin"): the rule replaces exactly the labelled old fact and
+    no new fact replaces anything."""
+    from gya_memory.semantic.embeddings.local import LocalE5Embedder
+
+    e5 = LocalE5Embedder()
+    bench = _bench_writing()
+    first = [next(c for c in bench.load("tune") if c["lang"] == lang) for lang in ("zh", "en")]
+    counts = bench.labelled_updates(first, e5, show=False)
+    for lang in ("zh", "en"):
+        assert counts[lang]["updates"] == counts[lang]["right"] == 1
+        assert counts[lang]["false updates"] == 0 and counts[lang]["new facts"] > 0
+    off = bench.labelled_updates(first, e5, how="off", show=False)
+    assert off["zh"]["added beside"] == off["en"]["added beside"] == 1
