@@ -634,6 +634,7 @@ class Answer:
     lists: dict[str, list[tuple[str, float]]]  # dense / lexical: (point id, score), best first
     returned: dict[str, list[str]]           # mode -> doc keys retrieve() returned (the gate)
     judge_s: float | None = None             # seconds of the judged retrieve() calls
+    probe: dict[str, Any] | None = None      # --gate-probe: every gate signal of the hybrid top 5
 
 
 _WEEKDAYS_ZH = "一二三四五六日"
@@ -657,6 +658,7 @@ class RunOptions:
     judge_modes: tuple[str, ...] = ("dense", "hybrid")  # the modes the judged gate runs in
     reply_vector: str = "own"       # "user": an assistant turn's dense vector is its user turn's
     fusion: Any = None              # a FusionSpec for the store's hybrid (None: HYBRID_FUSION)
+    gate_probe: bool = False        # judged questions: record every gate signal (bench_gate_sizes)
 
 
 def minmax_fusion(depth: int) -> Any:
@@ -678,6 +680,55 @@ def store_hybrid(mem: Any, text: str, top_k: int) -> list[Any]:
     fusion = replace(mem.fusion, pool=max(mem.fusion.pool, top_k))
     return mem.backend.hybrid(mem.active_collection, vector.tolist(), query_vector(text), top_k,
                               mem._where(), fusion, None)
+
+
+def probe_gate(mem: Any, text: str, judge: Any, docs_of: Mapping[str, Sequence[str]]
+               ) -> dict[str, Any]:
+    """Every signal the gate could use on the candidates ``retrieve(text, top_k=GATE_TOP_K,
+    mode="hybrid")`` screens, so that other kind rules and bars can be replayed without the
+    model (``bench_gate_sizes.py``): for each candidate its turn keys, score, whether it is a
+    one-line statement, the free checks' verdict under each question kind, the reader's
+    1 - P(unknown) and the judge's P(yes) (both asked whenever some kind's free checks keep the
+    candidate). Ids and numbers only, and the kind the shipped rule gives the question."""
+    import math
+    from dataclasses import replace
+
+    from gya_memory.answer.gate import Gate, floor_for, is_statement, screen
+    from gya_memory.answer.judge import judge_relevance, reader_relevance
+    from gya_memory.answer.questions import question_kind
+    from gya_memory.semantic.sparse import query_vector
+
+    floor = floor_for(mem.embedder, text)
+    fusion = replace(mem.fusion, pool=max(mem.fusion.pool, GATE_TOP_K))
+    found = [mem._hit(f, "hybrid") for f in mem.backend.hybrid(
+        mem.active_collection, mem._embed_query(text).tolist(), query_vector(text), GATE_TOP_K,
+        mem._where(), fusion, floor)]
+    free: dict[str, dict[str, str | None]] = {}
+    for kind in ("fact", "advice", "general"):
+        decisions = screen(text, found, gate=Gate(pool=max(len(found), 1), judge_min=None),
+                           floor=-math.inf, kind=kind)
+        free[kind] = {d.hit.id: None if d.passed else d.reason for d in decisions}
+    asked = [h for h in found if any(free[k][h.id] is None for k in free)]
+    # one prompt kind at a time, so the model's prompt cache keeps the shared prefix
+    reader = {h.id: reader_relevance(judge, text, h.text) for h in asked}
+    yes = {h.id: judge_relevance(judge, text, h.text) for h in asked}
+    return {"kind": question_kind(text, known=[h.text for h in found]),
+            "cands": [{"keys": expand([h.id], docs_of), "score": round(float(h.score), 5),
+                       "statement": is_statement(h.text),
+                       "free": {k: free[k][h.id] for k in free},
+                       "reader": None if h.id not in reader else round(reader[h.id], 5),
+                       "judge": None if h.id not in yes else round(yes[h.id], 5)}
+                      for h in found]}
+
+
+def gate_probe_rows(answers: Sequence[Answer]) -> dict[str, dict[str, Any]]:
+    """The probed questions for ``--json``: the question (the data set's text stays in the
+    run's JSON, outside the repository), whether it is answerable, its type, its evidence turns
+    and the probe."""
+    return {a.query.qid: {"question": a.query.text, "answerable": a.query.answerable,
+                          "qtype": a.query.qtype, "evidence": sorted(a.query.evidence),
+                          "returned": a.returned.get("hybrid+judge"), **a.probe}
+            for a in answers if a.probe is not None}
 
 
 def judged_question(q: Query, every: int) -> bool:
@@ -765,6 +816,7 @@ def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: P
                 lists["lexical"] = [(h.id, h.score) for h in mem.lexical(q.text, top_k=opts.depth)]
                 returned = {"lexical": got(mem.retrieve(q.text, top_k=GATE_TOP_K, mode="lexical"))}
                 judged: float | None = None
+                probe: dict[str, Any] | None = None
                 if not opts.lexical_only:
                     lists["dense"] = [(h.id, h.score)
                                       for h in mem.candidates(q.text, top_k=opts.depth)]
@@ -785,9 +837,11 @@ def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: P
                                 q.text, top_k=GATE_TOP_K, mode=mode, judge=opts.judge))
                         judged = time.perf_counter() - t0
                         judge_s += judged
+                        if opts.gate_probe:
+                            probe = probe_gate(mem, q.text, opts.judge, docs_of)
                 for name, ranked in lists.items():
                     turns[name] = expand([pid for pid, _ in ranked], docs_of)
-                answers.append(Answer(q, turns, lists, returned, judged))
+                answers.append(Answer(q, turns, lists, returned, judged, probe))
             timing["query_s"] = time.perf_counter() - started - judge_s
             timing["judge_s"] = judge_s
         finally:
@@ -1266,6 +1320,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--judge-modes", default="dense,hybrid",
                    help="the retrieve() modes the judged gate runs in (comma-separated; default "
                         "dense,hybrid; each costs 6-12 s per judged question on 2 cores)")
+    p.add_argument("--gate-probe", action="store_true",
+                   help="with --judge-every: record every gate signal of the hybrid top 5 of "
+                        "each judged question (reader and judge both asked; about twice the "
+                        "judge's time) for bench_gate_sizes.py to replay")
     p.add_argument("--no-extra", action="store_true",
                    help="leave out the project's own not-answerable MemoryBank questions "
                         f"({UNANSWERABLE.relative_to(ROOT)})")
@@ -1297,6 +1355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     judge_modes = tuple(m.strip() for m in args.judge_modes.split(",") if m.strip())
     if not judge_modes or any(m not in ("dense", "hybrid") for m in judge_modes):
         p.error("--judge-modes: a comma-separated list of dense, hybrid")
+    if args.gate_probe and not args.judge_every:
+        p.error("--gate-probe needs --judge-every N (the questions it probes are the judged ones)")
     if args.passage_tokens is not None and not 16 <= args.passage_tokens <= 512:
         p.error("--passage-tokens must be from 16 to 512")
     started = time.perf_counter()
@@ -1351,7 +1411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     opts = RunOptions(lexical_only=lexical_only, depth=args.depth,
                       date_in_text=args.date_in_text, judge=judge,
                       judge_every=args.judge_every, reply_vector=args.reply_vector,
-                      judge_modes=judge_modes, fusion=minmax_fusion(args.depth)
+                      judge_modes=judge_modes, gate_probe=args.gate_probe,
+                      fusion=minmax_fusion(args.depth)
                       if args.fusion == "minmax" else None)
     kind = "LEXICAL ONLY" if lexical_only else "dense + lexical + hybrid + fusions"
     if args.date_in_text:
@@ -1387,6 +1448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     a.returned = {r: [f"{hay.name}/{k}" for k in t]
                                   for r, t in a.returned.items()}
                     a.query.evidence = frozenset(f"{hay.name}/{k}" for k in a.query.evidence)
+                    for c in (a.probe or {}).get("cands", []):
+                        c["keys"] = [f"{hay.name}/{k}" for k in c["keys"]]
                     docs_of_by_q[a.query.qid] = {pid: [f"{hay.name}/{k}" for k in keys]
                                                  for pid, keys in docs_of.items()}
                 session_of.update({f"{hay.name}/{d.key}": d.session for d in hay.docs})
@@ -1409,6 +1472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ] if dataset == "lme" else []
             result = evaluate(dataset, answers, session_of, date_of, docs_of_by_q,
                               lexical_only=lexical_only, time_fusion=args.time_fusion)
+            if opts.gate_probe:
+                result["gate_probe"] = gate_probe_rows(answers)
             result["timing"] = {"stores": len(hays), "turns": docs, "memories": memories,
                                 "store_s": round(store_s, 2), "query_s": round(query_s, 2)}
             results[dataset] = result
@@ -1437,7 +1502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "judge_every": args.judge_every, "judge_modes": list(judge_modes),
             "extra_unanswerable": UNANSWERABLE.exists() and not args.no_extra,
             "passage_tokens": args.passage_tokens,
-            "reply_vector": args.reply_vector}
+            "reply_vector": args.reply_vector, "gate_probe": args.gate_probe}
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)
         small = summary(results, meta, {k: v for k, v in examples.items() if v})

@@ -439,3 +439,144 @@ def test_gate_replay_lets_a_reader_near_miss_pass_when_the_judge_agrees(gate_ben
     assert gate_bench.replay(rows, second=(0.9, 0.7))["en"] == (1, 0, 0, 0, 1)
     assert gate_bench.replay(rows, second=(0.8, 0.7))["en"] == (1, 0, 1, 0, 1)
     assert gate_bench.replay(rows, second=(0.9, 0.85))["en"] == (0, 0, 0, 0, 1)
+
+
+# -- benchmarks/bench_gate_sizes.py: the gate at real sizes, replayed (issue 17) ----------------
+@pytest.fixture(scope="module")
+def sizes_bench():
+    return load_bench("bench_gate_sizes")
+
+
+def _cand(key, score, *, statement=False, free=None, reader=None, judge=None):
+    free = free or {}
+    return {"keys": [key], "score": score, "statement": statement,
+            "free": {k: free.get(k) for k in ("fact", "advice", "general")},
+            "reader": reader, "judge": judge}
+
+
+def test_gate_sizes_replay_follows_the_gate(sizes_bench):
+    row = {"cands": [_cand("t2", 0.02, reader=0.99, judge=0.1),
+                     _cand("t1", 0.03, reader=0.9, judge=0.5, free={"fact": "asks for a time"}),
+                     _cand("t3", 0.01, statement=True, reader=0.97, judge=0.95)]}
+    # best first; the fact's free check drops t1; the exchange bar applies to t2 only
+    assert sizes_bench.replay(row, "fact") == ["t2"]
+    assert sizes_bench.replay(row, "fact", exchange_min=0.5) == ["t2"]
+    assert sizes_bench.replay(row, "fact", fact_min=0.95) == ["t2", "t3"]
+    assert sizes_bench.replay(row, "fact", fact_min=0.995, exchange_min=0.95) == ["t2"]
+    assert sizes_bench.replay(row, "advice") == ["t1", "t3"]  # the judge at 0.2
+    assert sizes_bench.replay(row, "general") == ["t3"]       # the judge at 0.9
+    assert sizes_bench.replay(row, "advice", pool=1) == ["t1"]
+
+
+def test_gate_sizes_scores_false_hits_and_evidence_recall(sizes_bench):
+    rows = {"u": {"question": "我曾经告诉过你我的血型，是什么血型？", "kind": "advice",
+                  "answerable": False, "evidence": [], "returned": ["a"],
+                  "cands": [_cand("a", 0.03, reader=0.9, judge=0.6)]},
+            "q": {"question": "What did I buy on May 2nd?", "kind": "fact", "answerable": True,
+                  "evidence": ["b", "c"], "returned": ["b"],
+                  "cands": [_cand("b", 0.03, reader=0.99, judge=0.6),
+                            _cand("x", 0.02, reader=0.1, judge=0.6)]}}
+    shipped = sizes_bench.KIND_RULES["shipped"]
+    s = sizes_bench.score(rows, {"q": 1.0}, shipped)
+    assert (s["false_hits"], s["unanswerable"], s["gated_recall"], s["ungated_r5"]) == (1, 1, 0.5, 1.0)
+    cue = sizes_bench.score(rows, {"q": 1.0}, sizes_bench.KIND_RULES["recall cue"])
+    assert (cue["false_hits"], cue["facts"]) == (0, 2)  # read as a fact: the reader says unknown
+    assert sizes_bench.replay_matches_run(rows) == (2, 2)
+
+
+def test_the_recall_cue_reads_questions_about_the_past_as_facts(sizes_bench):
+    kind = sizes_bench.recall_kind
+    for q in ("我曾经告诉过你我的血型，是什么血型？", "5月3日那天我练钢琴，弹的是哪首曲子？",
+              "你给我推荐过哪些画家？", "I once told you my blood type. What is it?",
+              "On May 4th, I went to a newly opened restaurant. What was the restaurant's name?",
+              "Which movie did you recommend to me?", "I don't like warm weather, right?"):
+        assert kind(q, "advice") == "fact", q
+    for q in ("我今晚能喝杯拿铁吗？", "Should I rent a car for the trip?"):
+        assert kind(q, "advice") == "advice", q
+
+
+def test_the_recall_cue_leaves_every_acceptance_question_as_it_is(sizes_bench):
+    from gya_memory.answer.questions import question_kind
+    from gya_memory.lab.scenarios import load_acceptance
+
+    for s in load_acceptance(None):
+        for q in (s.question, s.no_hit_question, s.general_question):
+            shipped = question_kind(q, known=[m.text for m in s.memories])
+            assert sizes_bench.recall_kind(q, shipped) == shipped, (s.id, q)
+
+
+def test_gate_sizes_says_what_is_missing(sizes_bench, tmp_path, capsys):
+    assert sizes_bench.main([str(tmp_path / "none.json")]) == 2
+    empty = tmp_path / "plain.json"
+    empty.write_text(json.dumps({"results": {"cn": {"overall": {}}}}), "utf-8")
+    assert sizes_bench.main([str(empty)]) == 2
+    assert "--gate-probe" in capsys.readouterr().err
+
+
+def test_the_probe_replays_to_what_the_judged_retrieve_returns(bench, sizes_bench, tmp_path):
+    """A real store and e5; a scripted probability model (a fact with 'coffee' is known and
+    relevant), so the test needs no chat model: the shipped replay of the probe must give the
+    keys that retrieve(mode="hybrid", judge=...) gives."""
+    from gya_memory.answer.judge import READER_SYSTEM, READER_SYSTEM_ZH
+    from gya_memory.semantic.embeddings.local import LocalE5Embedder
+    from gya_memory.semantic.memory import SemanticMemory
+
+    class Scripted:
+        gives_probabilities = True
+
+        def next_token_probs(self, messages, *, top=10):
+            line = messages[-1]["content"]
+            reader = messages[0]["content"] in (READER_SYSTEM, READER_SYSTEM_ZH)
+            fact = line.split("Fact: ")[1].split("Question: ")[0].split(" ->")[0]
+            hot = "coffee" in fact.lower()
+            if reader:
+                return {"unknown": 0.01 if hot else 0.9, "Yes": 0.99 if hot else 0.1}
+            return {"yes": 0.8 if hot else 0.1, "no": 0.2 if hot else 0.9}
+
+    mem = SemanticMemory(tmp_path / "q", user_id="u", embedder=LocalE5Embedder(), fallback=False)
+    try:
+        texts = ["I am cutting down on coffee these days.",
+                 "I play tennis every Saturday morning.\nThat sounds like fun!",
+                 "My sister lives in Lisbon.", "I bought a new coffee grinder last week."]
+        mem.store_many(texts)
+        docs_of = {h.id: [f"d{i}"] for i, h in enumerate(mem.candidates("coffee", top_k=4))}
+        for question in ("Can I have a latte tonight?", "What did I tell you about coffee?"):
+            probe = bench.probe_gate(mem, question, Scripted(), docs_of)
+            returned = bench.expand([h.id for h in mem.retrieve(
+                question, top_k=bench.GATE_TOP_K, mode="hybrid", judge=Scripted())], docs_of)
+            assert sizes_bench.replay(probe, probe["kind"]) == returned
+            assert all(set(c["free"]) == {"fact", "advice", "general"} for c in probe["cands"])
+            assert {c["statement"] for c in probe["cands"]} == {True, False}
+    finally:
+        mem.close()
+
+
+# -- benchmarks/bench_answer_retry.py: ask again when the answer ignored its memories (issue 16) --
+@pytest.fixture(scope="module")
+def retry_bench():
+    return load_bench("bench_answer_retry")
+
+
+def test_retry_fires_only_when_a_fact_or_advice_answer_ignored_its_memories(retry_bench):
+    placed = ["Allergic to peanuts", "Lives in Leeds"]
+    question = "Can I order the kung pao chicken?"
+    assert retry_bench.ignored("Sure, go ahead and order it.", placed, question, "advice")
+    assert retry_bench.ignored("I don't know.", placed, question, "fact")
+    assert not retry_bench.ignored("Better not: it has peanuts.", placed, question, "advice")
+    assert not retry_bench.ignored("Sure, go ahead and order it.", [], question, "advice")
+    assert not retry_bench.ignored("Sure, go ahead and order it.", placed, question, "general")
+
+
+def test_retry_messages_keep_the_prompt_and_change_one_thing(retry_bench):
+    from gya_memory.answer.context import _TEXT, Policy, assemble
+
+    hit = type("H", (), {"id": "m1", "score": 0.9, "text": "对花生过敏", "payload": {}})()
+    messages = assemble("我能点宫保鸡丁吗？", [hit], Policy()).messages
+    ways = retry_bench.retried(messages, "可以。", "zh", _TEXT["zh"]["after"])
+    assert ways["follow"][:len(messages)] == messages
+    assert [m["role"] for m in ways["follow"][-2:]] == ["assistant", "user"]
+    assert ways["firm"][:-1] == messages[:-1]
+    assert retry_bench.FIRM["zh"] in ways["firm"][-1]["content"]
+    assert _TEXT["zh"]["after"] not in ways["firm"][-1]["content"]
+    with pytest.raises(ValueError):
+        retry_bench.retried(messages, "可以。", "zh", "no such line")

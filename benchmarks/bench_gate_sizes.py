@@ -1,0 +1,199 @@
+"""The gate at real sizes, replayed from a probe: other kind rules and bars, no model (issue 17).
+
+    ./run.sh bench recall --datasets cn,en --judge-every 4 --judge-modes hybrid --gate-probe \
+        --json /tmp/probe.json                                # the probe: ~40 min on 2 cores
+    ./run.sh bench gate_sizes /tmp/probe.json                 # the replay: seconds
+
+``bench_recall.py --gate-probe`` records, for every judged question (every not-answerable one,
+one answerable in N), the hybrid top 5 that ``retrieve(mode="hybrid")`` screens: each
+candidate's free checks under each question kind, the reader's 1 - P(unknown) and the judge's
+P(yes). This script replays the gate on them (:func:`replay`, which follows
+:meth:`gya_memory.answer.gate.Gate.apply`: free checks, a pool of 5, the reader for fact
+questions, the judge for advice and general ones) and reports, per data set, the false hits on
+the not-answerable questions and the evidence recall of what passes on the answerable ones
+(against the ungated hybrid R@5 of the same questions).
+
+Two levers, both chosen to leave the acceptance set alone:
+
+- **a reader bar for a stored exchange** (``exchange_min``): the reader's 0.98 was chosen on
+  one-line facts; a chat turn or an exchange (not :func:`gya_memory.answer.gate.is_statement`)
+  reads differently. The acceptance set stores one-line facts only, so this bar never applies
+  there;
+- **the recall-cue kind rule** (:func:`recall_kind`): a question about the earlier
+  conversation itself ("我曾经告诉过你…", "I once told you…", "what did you recommend…") or
+  about a dated event of the user's ("5月3日那天我…", "On May 4th, I went to…") asks for a
+  stored fact, also where the shipped rule reads it as advice.
+
+The first line of each table is the shipped gate; the replay of it is checked against what
+the judged ``retrieve()`` of the same run returned (the "replay = run" count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from _shared import print_footer
+
+POOL = 5  # bench_recall's GATE_TOP_K
+FACT_MIN, JUDGE_MIN, GENERAL_MIN = 0.98, 0.2, 0.9  # gya_memory.answer.gate's defaults
+EXCHANGE_BARS = (0.98, 0.95, 0.9, 0.8, 0.7, 0.5)
+
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+           "december")
+# the earlier conversation itself, or a dated event of the user's, then a question about it
+_RECALL_ZH = re.compile(r"曾|(告诉|说|提|分享|推荐|聊)过|你给(了)?我|你还记得|对吗[？?]?$|"
+                        r"^[\"“]?(在)?\d{1,2}月\d{1,2}[日号]")
+_RECALL_EN = re.compile(
+    rf"\b(told|shared with|mentioned to|recommended to|asked) you\b|"
+    rf"\byou (have |once )?(recommended|suggested|told|shared|gave|given|taught)\b|"
+    rf"\bdid you (recommend|suggest|tell|say|give|share)\b|\bremember\b|, right\?[\"”]?$|"
+    rf"^[\"“]?on ({_MONTHS}) \d{{1,2}}(st|nd|rd|th)?\b", re.I)
+_BEFORE_EN = re.compile(r"\b(once|before|earlier)\b")
+_SAID_EN = re.compile(r"\b(told|shared|mentioned|recommended|talked|asked)\b")
+
+
+def recall_kind(question: str, shipped: str) -> str:
+    """``fact`` for a personal question (one the shipped rule does not read as general) about
+    the earlier conversation or a dated event of the user's, else the shipped rule's kind."""
+    q = question.strip()
+    if re.search(r"[\u4e00-\u9fff]", q):
+        cue = bool(_RECALL_ZH.search(q))
+    else:
+        cue = bool(_RECALL_EN.search(q)) or bool(_BEFORE_EN.search(q) and _SAID_EN.search(q))
+    return "fact" if cue and shipped != "general" else shipped
+
+
+KIND_RULES: dict[str, Callable[[str, str], str]] = {
+    "shipped": lambda question, shipped: shipped,
+    "recall cue": recall_kind,
+}
+
+
+def replay(row: Mapping[str, Any], kind: str, *, fact_min: float = FACT_MIN,
+           exchange_min: float | None = None, judge_min: float = JUDGE_MIN,
+           general_min: float = GENERAL_MIN, pool: int = POOL) -> list[str]:
+    """The turn keys the gate passes for one probed question read as ``kind``: candidates
+    best first (a stable sort by score, as ``Gate.apply``), those the free checks of ``kind``
+    drop skipped, the first ``pool`` others asked (the reader for a fact question, at
+    ``fact_min``, or ``exchange_min`` for a candidate that is not a one-line statement; the
+    judge for advice and general questions)."""
+    exchange_min = fact_min if exchange_min is None else exchange_min
+    keys: list[str] = []
+    asked = 0
+    for c in sorted(row["cands"], key=lambda c: -float(c["score"])):
+        if c["free"][kind] is not None:
+            continue
+        if asked >= pool:
+            break
+        asked += 1
+        if kind == "fact":
+            p, bar = c["reader"], fact_min if c["statement"] else exchange_min
+        else:
+            p, bar = c["judge"], judge_min if kind == "advice" else general_min
+        if p is not None and p >= bar:
+            keys += c["keys"]
+    return keys
+
+
+def recall_at(keys: Sequence[str], evidence: Sequence[str], k: int = POOL) -> float:
+    return len(set(keys[:k]) & set(evidence)) / len(evidence)
+
+
+def score(rows: Mapping[str, Mapping[str, Any]], ungated: Mapping[str, float | None],
+          rule: Callable[[str, str], str], **bars: Any) -> dict[str, Any]:
+    """False hits on the not-answerable rows, evidence recall on the answerable ones (and the
+    ungated R@5 of the same questions), and how many questions the rule reads as fact."""
+    false_hits = n_un = 0
+    gated: list[float] = []
+    base: list[float] = []
+    facts = 0
+    for qid, row in rows.items():
+        kind = rule(row["question"], row["kind"])
+        facts += kind == "fact"
+        got = replay(row, kind, **bars)
+        if not row["answerable"]:
+            n_un += 1
+            false_hits += bool(got)
+        elif row["evidence"]:
+            gated.append(recall_at(got, row["evidence"]))
+            if ungated.get(qid) is not None:
+                base.append(float(ungated[qid]))  # type: ignore[arg-type]
+    return {"false_hits": false_hits, "unanswerable": n_un, "answerable": len(gated),
+            "gated_recall": statistics.fmean(gated) if gated else None,
+            "ungated_r5": statistics.fmean(base) if base else None, "facts": facts}
+
+
+def replay_matches_run(rows: Mapping[str, Mapping[str, Any]]) -> tuple[int, int]:
+    """(questions whose shipped replay returns the run's judged ``retrieve()`` keys, questions
+    with the run's keys recorded)."""
+    same = total = 0
+    for row in rows.values():
+        if row.get("returned") is None:
+            continue
+        total += 1
+        same += replay(row, row["kind"]) == row["returned"]
+    return same, total
+
+
+def load(paths: Sequence[Path]) -> dict[str, tuple[dict[str, Any], dict[str, float | None]]]:
+    """Per data set: the probed rows and the ungated hybrid turn R@5 per question."""
+    out: dict[str, tuple[dict[str, Any], dict[str, float | None]]] = {}
+    for path in paths:
+        results = json.loads(path.read_text(encoding="utf-8"))["results"]
+        for ds, res in results.items():
+            if not isinstance(res, dict) or "gate_probe" not in res:
+                continue
+            per_q = res.get("per_query", {}).get("hybrid", {})
+            rows, ungated = out.setdefault(ds, ({}, {}))
+            rows.update(res["gate_probe"])
+            ungated.update({q: m.get("turn_r5") for q, m in per_q.items()})
+    return out
+
+
+def fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("probes", nargs="+", type=Path,
+                        help="bench_recall --gate-probe --json files")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    missing = [p for p in args.probes if not p.is_file()]
+    if missing:
+        print(f"bench_gate_sizes: no such file {missing[0]}; make one with bench_recall.py "
+              "--judge-every N --gate-probe --json FILE", file=sys.stderr)
+        return 2
+    data = load(args.probes)
+    if not data:
+        print("bench_gate_sizes: no gate probe in these files (run bench_recall with "
+              "--gate-probe)", file=sys.stderr)
+        return 2
+    for ds, (rows, ungated) in data.items():
+        same, total = replay_matches_run(rows)
+        print(f"\n{ds}: {len(rows)} probed questions; the shipped replay returns what the run's "
+              f"judged retrieve() returned for {same} of {total}")
+        print(f"  {'kind rule':<11} {'exchange bar':>12} {'read as fact':>12} {'false hits':>11} "
+              f"{'gated recall':>13} {'ungated R@5':>12}")
+        for name, rule in KIND_RULES.items():
+            for bar in EXCHANGE_BARS:
+                s0 = score(rows, ungated, rule, exchange_min=bar)
+                print(f"  {name:<11} {bar:>12.2f} {s0['facts']:>12} "
+                      f"{s0['false_hits']:>4} / {s0['unanswerable']:<4} "
+                      f"{fmt(s0['gated_recall']):>13} {fmt(s0['ungated_r5']):>12}"
+                      f"   ({s0['answerable']} answerable)")
+    print_footer(started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
