@@ -669,9 +669,10 @@ def minmax_fusion(depth: int) -> Any:
     return FusionSpec("minmax", weights=(0.5, 0.5), pool=depth)
 
 
-def store_hybrid(mem: Any, text: str, top_k: int) -> list[Any]:
-    """The store's hybrid ranking (``mem.fusion``, in the engine) with no floor and no gate:
-    what ``retrieve(mode="hybrid")`` fuses, before the gate decides."""
+def store_hybrid(mem: Any, text: str, top_k: int, floor: float | None = None) -> list[Any]:
+    """The store's hybrid ranking (``mem.fusion``, in the engine) with no gate: what
+    ``retrieve(mode="hybrid")`` fuses, before the gate decides; with ``floor``, the cosine
+    floor ``retrieve()`` applies to the dense side (default: none)."""
     from dataclasses import replace
 
     from gya_memory.semantic.sparse import query_vector
@@ -679,7 +680,7 @@ def store_hybrid(mem: Any, text: str, top_k: int) -> list[Any]:
     vector = mem._embed_query(text)
     fusion = replace(mem.fusion, pool=max(mem.fusion.pool, top_k))
     return mem.backend.hybrid(mem.active_collection, vector.tolist(), query_vector(text), top_k,
-                              mem._where(), fusion, None)
+                              mem._where(), fusion, floor)
 
 
 def probe_gate(mem: Any, text: str, judge: Any, docs_of: Mapping[str, Sequence[str]]
@@ -691,18 +692,13 @@ def probe_gate(mem: Any, text: str, judge: Any, docs_of: Mapping[str, Sequence[s
     1 - P(unknown) and the judge's P(yes) (both asked whenever some kind's free checks keep the
     candidate). Ids and numbers only, and the kind the shipped rule gives the question."""
     import math
-    from dataclasses import replace
 
     from gya_memory.answer.gate import Gate, floor_for, is_statement, screen
     from gya_memory.answer.judge import judge_relevance, reader_relevance
     from gya_memory.answer.questions import question_kind
-    from gya_memory.semantic.sparse import query_vector
 
-    floor = floor_for(mem.embedder, text)
-    fusion = replace(mem.fusion, pool=max(mem.fusion.pool, GATE_TOP_K))
-    found = [mem._hit(f, "hybrid") for f in mem.backend.hybrid(
-        mem.active_collection, mem._embed_query(text).tolist(), query_vector(text), GATE_TOP_K,
-        mem._where(), fusion, floor)]
+    found = [mem._hit(f, "hybrid")
+             for f in store_hybrid(mem, text, GATE_TOP_K, floor_for(mem.embedder, text))]
     free: dict[str, dict[str, str | None]] = {}
     for kind in ("fact", "advice", "general"):
         decisions = screen(text, found, gate=Gate(pool=max(len(found), 1), judge_min=None),
