@@ -45,6 +45,7 @@ from _shared import print_footer
 POOL = 5  # bench_recall's GATE_TOP_K
 FACT_MIN, JUDGE_MIN, GENERAL_MIN = 0.98, 0.2, 0.9  # gya_memory.answer.gate's defaults
 EXCHANGE_BARS = (0.98, 0.95, 0.9, 0.8, 0.7, 0.5)
+EXCHANGE_SIGNALS = ("reader", "xreader", "xyes")  # the last two: bench_exchange_reader.py
 
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
            "december")
@@ -79,12 +80,14 @@ KIND_RULES: dict[str, Callable[[str, str], str]] = {
 
 def replay(row: Mapping[str, Any], kind: str, *, fact_min: float = FACT_MIN,
            exchange_min: float | None = None, judge_min: float = JUDGE_MIN,
-           general_min: float = GENERAL_MIN, pool: int = POOL) -> list[str]:
+           general_min: float = GENERAL_MIN, pool: int = POOL,
+           exchange_signal: str = "reader") -> list[str]:
     """The turn keys the gate passes for one probed question read as ``kind``: candidates
     best first (a stable sort by score, as ``Gate.apply``), those the free checks of ``kind``
     drop skipped, the first ``pool`` others asked (the reader for a fact question, at
-    ``fact_min``, or ``exchange_min`` for a candidate that is not a one-line statement; the
-    judge for advice and general questions)."""
+    ``fact_min``, or ``exchange_min`` for a candidate that is not a one-line statement, read
+    from ``exchange_signal``: the shipped ``reader`` or ``bench_exchange_reader.py``'s
+    ``xreader`` / ``xyes``; the judge for advice and general questions)."""
     exchange_min = fact_min if exchange_min is None else exchange_min
     keys: list[str] = []
     asked = 0
@@ -94,8 +97,10 @@ def replay(row: Mapping[str, Any], kind: str, *, fact_min: float = FACT_MIN,
         if asked >= pool:
             break
         asked += 1
-        if kind == "fact":
-            p, bar = c["reader"], fact_min if c["statement"] else exchange_min
+        if kind == "fact" and c["statement"]:
+            p, bar = c["reader"], fact_min
+        elif kind == "fact":
+            p, bar = c.get(exchange_signal), exchange_min
         else:
             p, bar = c["judge"], judge_min if kind == "advice" else general_min
         if p is not None and p >= bar:
@@ -184,10 +189,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"judged retrieve() returned for {same} of {total}")
         print(f"  {'kind rule':<11} {'exchange bar':>12} {'read as fact':>12} {'false hits':>11} "
               f"{'gated recall':>13} {'ungated R@5':>12}")
+        signals = [s for s in EXCHANGE_SIGNALS
+                   if s == "reader" or any(s in c for r in rows.values() for c in r["cands"])]
         for name, rule in KIND_RULES.items():
-            for bar in EXCHANGE_BARS:
-                s0 = score(rows, ungated, rule, exchange_min=bar)
-                print(f"  {name:<11} {bar:>12.2f} {s0['facts']:>12} "
+            for signal, bar in [(s, b) for s in signals for b in EXCHANGE_BARS]:
+                s0 = score(rows, ungated, rule, exchange_min=bar, exchange_signal=signal)
+                label = f"{signal} {bar:.2f}"
+                print(f"  {name:<11} {label:>12} {s0['facts']:>12} "
                       f"{s0['false_hits']:>4} / {s0['unanswerable']:<4} "
                       f"{fmt(s0['gated_recall']):>13} {fmt(s0['ungated_r5']):>12}"
                       f"   ({s0['answerable']} answerable)")

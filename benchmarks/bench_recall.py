@@ -854,8 +854,10 @@ ACCEPTANCE_TOPS = (1, 2, 3, 5)
 
 def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, object]:
     """The rank of the relevant memory of each acceptance scenario's answerable question
-    (the best-ranked of ``s.relevant``) under dense, lexical and each fusion in ``labels``,
-    in its own small store (10-30 memories): top-1/2/3/5 counts per split and language."""
+    (the best-ranked of ``s.relevant``) under dense, lexical, latent terms and each fusion in
+    ``labels``, in its own small store (10-30 memories): top-1/2/3/5 counts per split and
+    language."""
+    from gya_memory.answer.terms import by_terms
     from gya_memory.lab.scenarios import load_acceptance, store_scenarios
 
     grid = {v.label: v for v in fusion_grid()}
@@ -872,7 +874,10 @@ def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, obj
                 lexical = [(h.id, h.score) for h in mem.lexical(sc.question, top_k=n)]
                 relevant = {h.id for h in mem.candidates(sc.question, top_k=n)
                             if h.payload.get("memory_id") in sc.relevant}
-                ranked = {"dense": [i for i, _ in dense], "lexical": [i for i, _ in lexical]}
+                ranked = {"dense": [i for i, _ in dense], "lexical": [i for i, _ in lexical],
+                          # the dense candidates re-ranked by e5's latent terms
+                          # (MemoryAgent(recall="terms"); the store holds at most 30)
+                          "terms": [h.id for h in by_terms(mem, sc.question, n)]}
                 for label in labels:
                     ranked[label] = grid[label].fuse(dense, lexical, sc.question)
                 for name, ids in ranked.items():

@@ -1050,6 +1050,40 @@ def test_draft_languages_are_checked(bad: Any) -> None:
         MemoryAgent(FakeMemory([]), ScriptedLLM(), draft=bad)
 
 
+def test_terms_recall_reranks_the_dense_candidates_and_the_gate_keeps_that_order() -> None:
+    from gya_memory.answer.terms import by_terms, overlap
+    from gya_memory.semantic.embeddings.local import LocalE5Embedder
+
+    e5 = LocalE5Embedder()
+    question = "周末聚餐吃川菜，点菜要注意什么？"
+    with SemanticMemory(":memory:", embedder=e5, user_id="u-terms",
+                        clock=notebook_clock()) as mem:
+        mem.store_many([(t, {}) for t in ("对花生过敏，吃了会起疹子", "周末常去爬山",
+                                          "女儿在读小学三年级", "喜欢喝冰美式")])
+        dense = list(mem.candidates(question, 4))
+        ranked = by_terms(mem, question, 4)
+        q, *docs = e5.terms([question, *(h.text for h in dense)])
+        by_overlap = sorted(range(4), key=lambda i: -overlap(q, docs[i]))
+        assert [h.id for h in ranked] == [dense[i].id for i in by_overlap]
+        scores = {h.id: h.score for h in dense}
+        assert all(h.score == pytest.approx(scores[h.id], abs=1e-6) for h in ranked)  # cosines
+        assert len(by_terms(mem, question, 2)) == 2
+        agent = MemoryAgent(mem, ScriptedLLM(say("ok")), recall="terms", gate=Gate(judge_min=None))
+        assert [h.id for h in agent.candidates_for(question, Policy())] == [h.id for h in ranked]
+        trace = agent.ask(question)
+        # the gate took them in the terms' order (no judge: the first 3 above the floor pass)
+        order = [d.hit.id for d in trace.gate]
+        assert order == [h.id for h in ranked][:len(order)]
+    with pytest.raises(ValueError, match="'terms'"):
+        MemoryAgent(FakeMemory([]), ScriptedLLM(), recall="sparse")  # type: ignore[arg-type]
+    # an embedder without latent terms leaves the dense order
+    with SemanticMemory(":memory:", embedder=TFIDFEmbedder(), user_id="u-terms2",
+                        clock=notebook_clock()) as mem:
+        mem.store_many([("Drinks a latte every morning", {}), ("Plays tennis", {})])
+        assert [h.id for h in by_terms(mem, "latte?", 2)] == \
+            [h.id for h in mem.candidates("latte?", 2)]
+
+
 def test_a_draft_on_a_real_memory_reranks_its_nearest() -> None:
     # SemanticMemory.similar (TF-IDF here) reads the draft as a passage; the ranking is by the
     # sum of the two cosines, and each hit keeps its cosine to the question

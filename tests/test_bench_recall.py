@@ -468,6 +468,75 @@ def test_gate_sizes_replay_follows_the_gate(sizes_bench):
     assert sizes_bench.replay(row, "advice", pool=1) == ["t1"]
 
 
+def test_gate_sizes_replay_reads_an_exchange_from_the_signal_asked(sizes_bench):
+    row = {"cands": [_cand("x", 0.03, reader=0.1, judge=0.3) | {"xreader": 0.96, "xyes": 0.4},
+                     _cand("s", 0.02, statement=True, reader=0.99, judge=0.9)]}
+    # a one-line statement always goes to the shipped reader; an exchange to the signal asked
+    assert sizes_bench.replay(row, "fact") == ["s"]
+    assert sizes_bench.replay(row, "fact", exchange_signal="xreader", exchange_min=0.95) == ["x", "s"]
+    assert sizes_bench.replay(row, "fact", exchange_signal="xyes", exchange_min=0.5) == ["s"]
+    # a probe without the signal passes no exchange
+    assert sizes_bench.replay({"cands": [_cand("y", 0.1, reader=0.99)]}, "fact",
+                              exchange_signal="xyes", exchange_min=0.0) == []
+    assert sizes_bench.replay(row, "advice", exchange_signal="xyes") == ["x", "s"]  # judge
+
+
+@pytest.fixture(scope="module")
+def xreader_bench():
+    load_bench("bench_recall")  # the script imports it by name
+    return load_bench("bench_exchange_reader")
+
+
+class _Scripted:
+    """First-token probabilities by a rule on the prompt: an exchange that holds 'Lisbon'
+    is known and says yes."""
+
+    def __init__(self):
+        self.prompts = []
+
+    def next_token_probs(self, messages, *, top=10):
+        self.prompts.append(messages)
+        holds = "Lisbon" in messages[1]["content"] or "里斯本" in messages[1]["content"]
+        return {"Lis": 0.9, "unknown": 0.1, "yes": 0.8, "no": 0.2} if holds else \
+            {"unknown": 0.7, "Un": 0.2, "yes": 0.1, "no": 0.9}
+
+
+def test_the_exchange_reader_asks_both_prompts_in_the_question_language(xreader_bench):
+    rows = {"q": {"question": "Where did I fly in March?",
+                  "cands": [_cand("u/a", 0.03, reader=0.2, judge=0.5),
+                            _cand("u/b", 0.02, reader=0.1, judge=0.4),
+                            _cand("u/c", 0.01, statement=True, reader=0.9, judge=0.9),
+                            _cand("u/d", 0.005)]},
+            "z": {"question": "我三月份飞去哪了？", "cands": [_cand("u/e", 0.03, reader=0.2)]}}
+    texts = {"u/a": "I flew to Lisbon in March.\nHow was it?", "u/b": "I like tea.",
+             "u/c": "Flew to Lisbon.", "u/d": "-", "u/e": "三月份去了里斯本。"}
+    model = _Scripted()
+    # a statement and a candidate the gate never asked about are left alone
+    assert xreader_bench.reprobe(rows, texts, model) == 6
+    a, b, c, d = rows["q"]["cands"]
+    assert (a["xreader"], a["xyes"]) == (0.9, 0.8)
+    assert (b["xreader"], b["xyes"]) == (pytest.approx(0.1), 0.1)
+    assert "xreader" not in c and "xreader" not in d
+    assert rows["z"]["cands"][0]["xreader"] == 0.9
+    systems = [m[0]["content"] for m in model.prompts]
+    assert systems[0] == xreader_bench.XREADER_SYSTEM and systems[2] == xreader_bench.XYES_SYSTEM
+    assert systems[4] == xreader_bench.XREADER_SYSTEM_ZH and systems[5] == xreader_bench.XYES_SYSTEM_ZH
+    assert model.prompts[4][1]["content"].startswith("之前的聊天：三月份去了里斯本。")
+
+
+def test_the_exchange_reader_says_what_is_missing(xreader_bench, tmp_path, capsys):
+    out = tmp_path / "out.json"
+    assert xreader_bench.main([str(tmp_path / "none.json"), "--out", str(out)]) == 2
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({"results": {"cn": {"overall": {}}}}), "utf-8")
+    assert xreader_bench.main([str(plain), "--out", str(out)]) == 2
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps({"results": {"cn": {"gate_probe": {}}}}), "utf-8")
+    assert xreader_bench.main([str(probe), "--out", str(out),
+                               "--data", str(tmp_path / "no-data")]) == 2
+    assert "--data" in capsys.readouterr().err and not out.exists()
+
+
 def test_gate_sizes_scores_false_hits_and_evidence_recall(sizes_bench):
     rows = {"u": {"question": "我曾经告诉过你我的血型，是什么血型？", "kind": "advice",
                   "answerable": False, "evidence": [], "returned": ["a"],

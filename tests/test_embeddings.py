@@ -99,6 +99,21 @@ def test_e5_ranks_the_related_memory_first(e5: LocalE5Embedder) -> None:
     assert diet[0] > diet[1] + 0.03
 
 
+def test_e5_latent_terms_are_sparse_cached_and_rank_the_related_memory_first(
+        e5: LocalE5Embedder) -> None:
+    from gya_memory.answer.terms import overlap
+
+    coffee, engineer, again = e5.terms([COFFEE, ENGINEER, COFFEE])
+    assert again is coffee  # cached per text
+    assert 0 < len(coffee) <= 256 and all(w > 0 for w in coffee.values())
+    q = e5.terms([QUIT_WHAT])[0]
+    assert overlap(q, coffee) > overlap(q, engineer) > 0
+    # the same text in another process and batch: the same terms
+    assert LocalE5Embedder().terms([ENGINEER, "x"])[0] == engineer
+    with pytest.raises(ValueError):
+        e5.terms(["ok", 3])  # type: ignore[list-item]
+
+
 def test_e5_batches_give_identical_vectors(
     e5: LocalE5Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -72,8 +72,8 @@ JUDGE_SYSTEM_ZH = (
 ``yes``/``no``, so one probability rule reads both)."""
 
 
-def _prompt(question: str, fact: str, language: str | None, systems: tuple[str, str],
-            forms: tuple[str, str]) -> list[dict[str, str]]:
+def pair_messages(question: str, fact: str, language: str | None,
+                  systems: tuple[str, str], forms: tuple[str, str]) -> list[dict[str, str]]:
     """One (question, fact) prompt in the question's language (``language`` overrides it):
     ``systems`` and ``forms`` are the English and Chinese instructions and user lines, the
     user line with ``{q}`` and ``{f}`` for the question and the fact, each made one line."""
@@ -91,7 +91,7 @@ def judge_messages(question: str, fact: str, *, language: str | None = None) -> 
     question comes before the fact, so the judgements of one question share their prefix
     (a server with a prompt cache reads it once; the local model keeps the judge in a
     llama.cpp slot of its own, so answers don't evict it)."""
-    return _prompt(question, fact, language, (JUDGE_SYSTEM, JUDGE_SYSTEM_ZH),
+    return pair_messages(question, fact, language, (JUDGE_SYSTEM, JUDGE_SYSTEM_ZH),
                    ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
 
 
@@ -137,7 +137,7 @@ somewhere to go that is not "yes"; the score is the expected grade over 3."""
 
 def graded_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
     """The graded judge's prompt, in the question's language."""
-    return _prompt(question, fact, language, (GRADED_SYSTEM, GRADED_SYSTEM_ZH),
+    return pair_messages(question, fact, language, (GRADED_SYSTEM, GRADED_SYSTEM_ZH),
                    ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
 
 
@@ -166,7 +166,7 @@ READER_SYSTEM_ZH = (
 
 def reader_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
     """The reader's prompt: answer the question from the fact, or say ``unknown``."""
-    return _prompt(question, fact, language, (READER_SYSTEM, READER_SYSTEM_ZH),
+    return pair_messages(question, fact, language, (READER_SYSTEM, READER_SYSTEM_ZH),
                    ("Fact: {f}\nQuestion: {q}", "事实：{f}\n问题：{q}"))
 
 
@@ -175,11 +175,12 @@ def reader_relevance(model: ProbabilityModel, question: str, fact: str, *,
     """1 - P(the reader's first token is "unknown"): can the question be answered from
     this fact alone? (SQuAD 2.0's abstention, as one prefill.)"""
     probs = model.next_token_probs(reader_messages(question, fact, language=language), top=20)
-    unknown = sum(p for t, p in probs.items() if _is_unknown(t))
+    unknown = sum(p for t, p in probs.items() if is_unknown_token(t))
     return 1.0 - min(1.0, unknown)
 
 
-def _is_unknown(token: str) -> bool:
+def is_unknown_token(token: str) -> bool:
+    """Is this first token the reader's "unknown" (or the start of it, or 未知 / 不知道)?"""
     t = token.strip("_ ").lower()
     return (len(t) >= 2 and "unknown".startswith(t)) or t in ("未知", "不知道")
 

