@@ -2,7 +2,7 @@
 
     ./run.sh bench recall --datasets cn,en --judge-every 8 --judge-modes hybrid --gate-probe \
         --json /tmp/probe.json                                   # the probe: ~60 min
-    ./run.sh bench exchange_reader /tmp/probe.json --out /tmp/probe_x.json   # ~15 min
+    ./run.sh bench exchange_reader /tmp/probe.json --out /tmp/probe_x.json   # ~35 min
     ./run.sh bench gate_sizes /tmp/probe_x.json                  # the replay: seconds
 
 The shipped reader (``gya_memory.answer.judge.READER_SYSTEM``) was written for one-line facts

@@ -537,6 +537,15 @@ def test_the_exchange_reader_says_what_is_missing(xreader_bench, tmp_path, capsy
     assert "--data" in capsys.readouterr().err and not out.exists()
 
 
+def test_terms_recall_scores_rankings_and_says_what_is_missing(tmp_path, capsys):
+    load_bench("bench_recall")  # the script imports it by name
+    terms = load_bench("bench_terms_recall")
+    assert terms.rrf([["a", "b"], ["b", "c"]]) == ["b", "a", "c"]
+    assert terms.metrics(["x", "a", "y", "z", "w", "b"], frozenset({"a", "b"})) == (0.5, 1.0, 0.5)
+    assert terms.main(["--data", str(tmp_path / "none")]) == 2
+    assert "--data" in capsys.readouterr().err
+
+
 def test_gate_sizes_scores_false_hits_and_evidence_recall(sizes_bench):
     rows = {"u": {"question": "我曾经告诉过你我的血型，是什么血型？", "kind": "advice",
                   "answerable": False, "evidence": [], "returned": ["a"],
