@@ -22,7 +22,7 @@ import html
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from gya_memory.answer.context import (
     Assembly, Dropped, Placed, Policy, assemble, language_for, no_hit_block,
@@ -60,8 +60,8 @@ RECALL: Recall = "terms"
 latent terms (:mod:`gya_memory.answer.terms`). Chosen on the tuning split of the acceptance
 set (issue 16, session 19; README, "The acceptance check"): the relevant memory placed 25 ->
 32 of 48, used 13 -> 17, no-hit and general answers unchanged; on the test sample used 7 -> 9
-of 36 (by hand, of the answers that changed: 3 right uses gained, 2 lost). ``"dense"`` is the cosine order, ``"hybrid"`` Qdrant's fusion with
-BM25 (it placed no more on the test sample)."""
+of 36 (by hand, of the answers that changed: 3 right uses gained, 2 lost). ``"dense"`` is the
+cosine order, ``"hybrid"`` Qdrant's fusion with BM25 (it placed no more on the test sample)."""
 
 DRAFT_LANGUAGES: frozenset[str] = frozenset()
 """The languages in which an advice question's candidates are also ranked with a draft answer
@@ -211,7 +211,7 @@ class MemoryAgent:
                  gate: Gate | None = Gate(), recall: Recall = RECALL,
                  system: str | None = None, max_tokens: int = 160,
                  draft: Collection[str] = DRAFT_LANGUAGES) -> None:
-        if recall not in ("dense", "hybrid", "terms"):
+        if recall not in get_args(Recall):
             raise ValueError(f"recall must be 'dense', 'hybrid' or 'terms', got {recall!r}")
         if isinstance(draft, str) or not set(draft) <= {"zh", "en"}:
             raise ValueError(f"draft is a set of languages ('zh', 'en'), got {draft!r}")

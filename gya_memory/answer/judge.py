@@ -92,7 +92,7 @@ def judge_messages(question: str, fact: str, *, language: str | None = None) -> 
     (a server with a prompt cache reads it once; the local model keeps the judge in a
     llama.cpp slot of its own, so answers don't evict it)."""
     return pair_messages(question, fact, language, (JUDGE_SYSTEM, JUDGE_SYSTEM_ZH),
-                   ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
+                         ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
 
 
 GRADED_SYSTEM = (
@@ -138,7 +138,7 @@ somewhere to go that is not "yes"; the score is the expected grade over 3."""
 def graded_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
     """The graded judge's prompt, in the question's language."""
     return pair_messages(question, fact, language, (GRADED_SYSTEM, GRADED_SYSTEM_ZH),
-                   ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
+                         ("Question: {q} Fact: {f} ->", "问题：{q} 事实：{f} ->"))
 
 
 def graded_relevance(model: ProbabilityModel, question: str, fact: str, *,
@@ -167,7 +167,7 @@ READER_SYSTEM_ZH = (
 def reader_messages(question: str, fact: str, *, language: str | None = None) -> list[dict[str, str]]:
     """The reader's prompt: answer the question from the fact, or say ``unknown``."""
     return pair_messages(question, fact, language, (READER_SYSTEM, READER_SYSTEM_ZH),
-                   ("Fact: {f}\nQuestion: {q}", "事实：{f}\n问题：{q}"))
+                         ("Fact: {f}\nQuestion: {q}", "事实：{f}\n问题：{q}"))
 
 
 def reader_relevance(model: ProbabilityModel, question: str, fact: str, *,

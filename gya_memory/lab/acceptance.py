@@ -324,7 +324,9 @@ def about_table(scenarios: Sequence[Scenario]) -> dict[str, float]:
 
 # -- the command line -----------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
-    from gya_memory.answer.agent import DRAFT_LANGUAGES, RECALL
+    from typing import get_args
+
+    from gya_memory.answer.agent import DRAFT_LANGUAGES, RECALL, Recall
     from gya_memory.answer.context import Policy
     from gya_memory.answer.gate import ADVICE_RANK, Gate
 
@@ -339,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every answer here")
     parser.add_argument("--advice-rank", choices=["cosine", "reader"], default=ADVICE_RANK,
                         help="the gate's ranking of advice candidates (default: %(default)s)")
-    parser.add_argument("--recall", choices=["dense", "hybrid", "terms"], default=RECALL,
+    parser.add_argument("--recall", choices=get_args(Recall), default=RECALL,
                         help="the agent's candidates: dense, hybrid, or dense re-ranked by "
                              "e5's latent terms (default: %(default)s)")
     parser.add_argument("--single", choices=["plain", "direct"], default=Policy().single,
