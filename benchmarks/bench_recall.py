@@ -540,6 +540,15 @@ class CachingEmbedder(Embedder):
         # passage text -> the text whose vector it takes (``--reply-vector user``)
         self.alias: dict[str, str] = {}
 
+    @property
+    def terms(self) -> Callable[[Sequence[str]], list[dict[int, float]]]:
+        """The model's latent terms (``LocalE5Embedder.terms``; kept in the model's own
+        in-process cache, not on disk). An AttributeError if the model has none, so
+        ``hasattr(embedder, "terms")`` asks the model (and loads it)."""
+        if self._inner is None:
+            self._inner = self._make()
+        return self._inner.terms  # type: ignore[attr-defined, no-any-return]
+
     def _key(self, text: str, query: bool) -> str:
         raw = (f"{self.name}\x1f{self.engine}\x1f{'query' if query else 'passage'}\x1f{text}"
                .encode("utf-8"))
@@ -852,6 +861,19 @@ def run_haystack(hay: Haystack, embedder: Embedder, opts: RunOptions, workdir: P
 ACCEPTANCE_TOPS = (1, 2, 3, 5)
 
 
+THREE_WAY = ((60.0, 1.0, 1.0, 1.0), (10.0, 0.5, 2.0, 2.0), (60.0, 0.5, 0.5, 1.0),
+             (10.0, 0.5, 1.0, 2.0))
+"""(k, w_dense, w_lexical, w_terms) of the three-way RRFs ranked on the acceptance set: equal
+weights, and the settings cross-validation chose per fold on MemoryBank
+(``bench_terms_recall``)."""
+
+
+def three_way(rankings: Sequence[Sequence[str]], k: float, weights: Sequence[float]) -> list[str]:
+    """Weighted RRF of rankings of ids (``bench_terms_recall.rrf``)."""
+    from bench_terms_recall import rrf
+    return rrf(rankings, k, weights)
+
+
 def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, object]:
     """The rank of the relevant memory of each acceptance scenario's answerable question
     (the best-ranked of ``s.relevant``) under dense, lexical, latent terms and each fusion in
@@ -880,6 +902,11 @@ def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, obj
                           "terms": [h.id for h in by_terms(mem, sc.question, n)]}
                 for label in labels:
                     ranked[label] = grid[label].fuse(dense, lexical, sc.question)
+                # three-way fusions of dense, lexical and terms (bench_terms_recall's grid):
+                # equal RRF, and the weights cross-validation chose on MemoryBank
+                for k, *w in THREE_WAY:
+                    ranked[f"rrf3 k={k:g} w={w[0]:g},{w[1]:g},{w[2]:g}"] = three_way(
+                        [ranked["dense"], ranked["lexical"], ranked["terms"]], k, w)
                 for name, ids in ranked.items():
                     rank = next((r for r, i in enumerate(ids, 1) if i in relevant), None)
                     row = counts.setdefault(name, {}).setdefault(

@@ -303,6 +303,19 @@ def test_the_cache_counts_a_repeated_text_once(bench, tmp_path):
     assert cache.misses == 600
 
 
+def test_the_cache_passes_on_the_models_latent_terms(bench, tmp_path):
+    """``answer.terms.by_terms`` asks ``hasattr(embedder, "terms")``: the cache answers with
+    its model's (else ``--acceptance``'s terms row silently repeats the dense one)."""
+    class WithTerms(bench.HashEmbedder):
+        def terms(self, texts):
+            return [{len(t): 1.0} for t in texts]
+
+    cache = bench.CachingEmbedder(tmp_path / "c.sqlite3", WithTerms, "bench/hash-8", 8)
+    assert cache.terms(["ab", "abc"]) == [{2: 1.0}, {3: 1.0}]
+    plain = bench.CachingEmbedder(tmp_path / "d.sqlite3", bench.HashEmbedder, "bench/hash-8", 8)
+    assert not hasattr(plain, "terms")
+
+
 # -- benchmarks/bench_draft_rank.py: ranking with a draft answer (issue 16) ----------------------
 @pytest.fixture(scope="module")
 def draft_bench():
@@ -541,6 +554,11 @@ def test_terms_recall_scores_rankings_and_says_what_is_missing(tmp_path, capsys)
     load_bench("bench_recall")  # the script imports it by name
     terms = load_bench("bench_terms_recall")
     assert terms.rrf([["a", "b"], ["b", "c"]]) == ["b", "a", "c"]
+    # weighted: a ranking weighted 3x outvotes the other's first place
+    assert terms.rrf([["a", "b"], ["b", "a"]], k=1, weights=[1, 3]) == ["b", "a"]
+    grid = terms.weighted_grid()
+    assert len(grid) == len(set(grid)) == 3 * 19  # 27 weightings, 8 of them a multiple of another
+    assert (60.0, 1.0, 1.0, 1.0) not in grid and (60.0, 0.5, 0.5, 0.5) in grid
     assert terms.metrics(["x", "a", "y", "z", "w", "b"], frozenset({"a", "b"})) == (0.5, 1.0, 0.5)
     assert terms.main(["--data", str(tmp_path / "none")]) == 2
     assert "--data" in capsys.readouterr().err

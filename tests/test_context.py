@@ -226,6 +226,11 @@ def test_edges_puts_the_weakest_in_the_middle() -> None:
     assert reorder([], "edges") == []
 
 
+def test_best_last_puts_the_strongest_next_to_the_question() -> None:
+    assert texts(reorder(RANKED[:3], "best_last")) == ["rank3", "rank2", "rank1"]
+    assert reorder([], "best_last") == []
+
+
 def test_best_first_is_unchanged() -> None:
     assert texts(reorder(RANKED, "best_first")) == texts(RANKED)
     assert reorder(RANKED, "best_first") is not RANKED  # a new list; the input is untouched

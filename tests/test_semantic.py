@@ -363,6 +363,12 @@ def test_rrf_maths_on_a_toy_example() -> None:
     assert rrf([]) == [] and rrf([[], ["z"]]) == [("z", 1 / 61)]
     with pytest.raises(ValueError):
         rrf([["a", "a"]])
+    # weighted: each list's share times its weight; a weight of 3 outvotes a first place
+    assert rrf([["x", "y"], ["y", "x"]], k=1, weights=[1, 3]) == [("y", 1 / 3 + 3 / 2),
+                                                                  ("x", 1 / 2 + 3 / 3)]
+    for bad in ([1.0], [1.0, -1.0], [1.0, float("nan")]):
+        with pytest.raises(ValueError, match="one weight"):
+            rrf([["x"], ["y"]], weights=bad)
 
 
 def test_bm25_finds_the_order_id_that_dense_ranks_lower(e5: LocalE5Embedder) -> None:

@@ -6,8 +6,8 @@ Retrieval finds candidates; this module decides what the model actually sees:
    weakest until the memory block fits a character budget;
 2. **conflicts**: hits that share a ``subject`` (or ``conflict_key``) payload value say
    different things about the same thing: keep only the newest, or show all with dates;
-3. **order**: best first, or ``"edges"`` against *lost in the middle*: the strongest at the
-   start and the end of the block, the weakest in the middle;
+3. **order**: best first, best last (next to the question), or ``"edges"`` against *lost in
+   the middle*: the strongest at the start and the end of the block, the weakest in the middle;
 4. **placement**: in the system message, in the user message, or as a separate memory
    block just before the question;
 5. **no hit**: a note after the question by its kind (a personal fact: say you don't know;
@@ -33,7 +33,7 @@ from gya_memory.base.fence import fence, neutralise
 from gya_memory.base.text import Message, language_of
 
 Placement = Literal["system", "user", "block"]
-Order = Literal["best_first", "edges"]
+Order = Literal["best_first", "edges", "best_last"]
 NoHit = Literal["say_so", "omit"]
 Style = Literal["plain", "cite"]
 Conflicts = Literal["newest_wins", "show_both"]
@@ -230,11 +230,14 @@ def written_at(hit: HitLike) -> datetime:
 
 
 def reorder(hits: Sequence[HitLike], order: Order) -> list[HitLike]:
-    """``best_first`` as given; ``edges`` puts ranks 1, 3, 5, ... first and ..., 4, 2 last,
-    so the weakest memories sit in the middle, where long contexts are read least."""
+    """``best_first`` as given; ``best_last`` reversed, so the strongest memory sits next to
+    the question; ``edges`` puts ranks 1, 3, 5, ... first and ..., 4, 2 last, so the weakest
+    memories sit in the middle, where long contexts are read least."""
     hits = list(hits)
     if order == "best_first":
         return hits
+    if order == "best_last":
+        return hits[::-1]
     return hits[0::2] + hits[1::2][::-1]
 
 

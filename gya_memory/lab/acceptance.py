@@ -327,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from typing import get_args
 
     from gya_memory.answer.agent import DRAFT_LANGUAGES, RECALL, Recall
-    from gya_memory.answer.context import Policy
+    from gya_memory.answer.context import Order, Placement, Policy
     from gya_memory.answer.gate import ADVICE_RANK, Gate
 
     parser = argparse.ArgumentParser(prog="python -m gya_memory.lab.acceptance",
@@ -346,6 +346,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "e5's latent terms (default: %(default)s)")
     parser.add_argument("--single", choices=["plain", "direct"], default=Policy().single,
                         help="the wording when one memory is placed (default: %(default)s)")
+    parser.add_argument("--order", choices=get_args(Order), default=Policy().order,
+                        help="the order of the placed memories (default: %(default)s)")
+    parser.add_argument("--placement", choices=get_args(Placement), default=Policy().placement,
+                        help="the message the memories go in (default: %(default)s)")
     parser.add_argument("--top-k", type=int, default=Policy().top_k,
                         help="memories judged and placed at most (default: %(default)s)")
     parser.add_argument("--draft", default=",".join(sorted(DRAFT_LANGUAGES)) or "none",
@@ -376,7 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{a.answer[:70]!r}", flush=True)
 
     gate = Gate(advice_rank=args.advice_rank)
-    policy = Policy(single=args.single, top_k=args.top_k)
+    policy = Policy(single=args.single, top_k=args.top_k, order=args.order,
+                    placement=args.placement)
     drafts = [] if args.draft == "none" else [x for x in args.draft.split(",") if x]
     answers = run(scenarios, stores,
                   lambda m: MemoryAgent(m, llm, policy, gate=gate, recall=args.recall,

@@ -145,8 +145,10 @@ class BM25:
         return [LexicalHit(self.ids[i], s) for s, i in scored[:top_k]]
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion: ``score(d) = Σ 1 / (k + rank of d in each list)``, rank from 1.
+def rrf(rankings: Sequence[Sequence[str]], k: float = 60,
+        weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: ``score(d) = Σ 1 / (k + rank of d in each list)``, rank from 1;
+    with ``weights``, each list's terms are multiplied by its weight.
 
     A document missing from a list adds nothing for it. Returns ``(id, score)`` best first;
     ties keep the order in which the ids were first seen. ``k=60`` is the value of the
@@ -157,13 +159,17 @@ def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float
     """
     if k < 0:
         raise ValueError(f"rrf needs k >= 0, got {k}")
+    if weights is None:
+        weights = [1.0] * len(rankings)
+    elif len(weights) != len(rankings) or any(not w >= 0 for w in weights):
+        raise ValueError(f"rrf needs one weight >= 0 per ranking, got {list(weights)!r}")
     fused: dict[str, float] = {}
-    for ranking in rankings:
+    for weight, ranking in zip(weights, rankings):
         if isinstance(ranking, str):
             raise ValueError("rrf takes a list of rankings (lists of ids), not a string")
         if len(set(ranking)) != len(ranking):
             raise ValueError(f"a ranking lists the same id twice: {list(ranking)!r}")
         for rank, doc_id in enumerate(ranking, start=1):
-            fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (k + rank)
+            fused[doc_id] = fused.get(doc_id, 0.0) + weight / (k + rank)
     order = {doc_id: i for i, doc_id in enumerate(fused)}
     return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
