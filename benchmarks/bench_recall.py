@@ -540,14 +540,21 @@ class CachingEmbedder(Embedder):
         # passage text -> the text whose vector it takes (``--reply-vector user``)
         self.alias: dict[str, str] = {}
 
+    def _model(self) -> Embedder:
+        """The model, loaded on first need and checked against the cache's name and size."""
+        if self._inner is None:
+            self._inner = self._make()
+            if (self._inner.name, self._inner.dim) != (self.name, self.dim):
+                raise ValueError(f"the cache expected {self.name} ({self.dim} dims), the "
+                                 f"model is {self._inner.name} ({self._inner.dim})")
+        return self._inner
+
     @property
     def terms(self) -> Callable[[Sequence[str]], list[dict[int, float]]]:
         """The model's latent terms (``LocalE5Embedder.terms``; kept in the model's own
         in-process cache, not on disk). An AttributeError if the model has none, so
         ``hasattr(embedder, "terms")`` asks the model (and loads it)."""
-        if self._inner is None:
-            self._inner = self._make()
-        return self._inner.terms  # type: ignore[attr-defined, no-any-return]
+        return self._model().terms  # type: ignore[attr-defined, no-any-return]
 
     def _key(self, text: str, query: bool) -> str:
         raw = (f"{self.name}\x1f{self.engine}\x1f{'query' if query else 'passage'}\x1f{text}"
@@ -579,13 +586,9 @@ class CachingEmbedder(Embedder):
         self.hits += len(keys) - len(todo)
         self.misses += len(todo)
         if todo:
-            if self._inner is None:
-                self._inner = self._make()
-                if (self._inner.name, self._inner.dim) != (self.name, self.dim):
-                    raise ValueError(f"the cache expected {self.name} ({self.dim} dims), the "
-                                     f"model is {self._inner.name} ({self._inner.dim})")
+            model = self._model()
             started = time.perf_counter()
-            new = np.asarray(self._inner._embed([texts[i] for i in todo], query=query),
+            new = np.asarray(model._embed([texts[i] for i in todo], query=query),
                              dtype=np.float32)
             self.embed_seconds += time.perf_counter() - started
             with self._db:
@@ -863,15 +866,9 @@ ACCEPTANCE_TOPS = (1, 2, 3, 5)
 
 THREE_WAY = ((60.0, 1.0, 1.0, 1.0), (10.0, 0.5, 2.0, 2.0), (60.0, 0.5, 0.5, 1.0),
              (10.0, 0.5, 1.0, 2.0))
-"""(k, w_dense, w_lexical, w_terms) of the three-way RRFs ranked on the acceptance set: equal
-weights, and the settings cross-validation chose per fold on MemoryBank
+"""(k, w_dense, w_lexical, w_terms) of the three-way RRFs (``lexical.rrf``) ranked on the
+acceptance set: equal weights, and the settings cross-validation chose per fold on MemoryBank
 (``bench_terms_recall``)."""
-
-
-def three_way(rankings: Sequence[Sequence[str]], k: float, weights: Sequence[float]) -> list[str]:
-    """Weighted RRF of rankings of ids (``bench_terms_recall.rrf``)."""
-    from bench_terms_recall import rrf
-    return rrf(rankings, k, weights)
 
 
 def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, object]:
@@ -881,6 +878,7 @@ def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, obj
     language."""
     from gya_memory.answer.terms import by_terms
     from gya_memory.lab.scenarios import load_acceptance, store_scenarios
+    from gya_memory.semantic.lexical import rrf
 
     grid = {v.label: v for v in fusion_grid()}
     out: dict[str, object] = {}
@@ -904,9 +902,10 @@ def acceptance_ranks(embedder: Embedder, labels: Sequence[str]) -> dict[str, obj
                     ranked[label] = grid[label].fuse(dense, lexical, sc.question)
                 # three-way fusions of dense, lexical and terms (bench_terms_recall's grid):
                 # equal RRF, and the weights cross-validation chose on MemoryBank
+                three = [ranked["dense"], ranked["lexical"], ranked["terms"]]
                 for k, *w in THREE_WAY:
-                    ranked[f"rrf3 k={k:g} w={w[0]:g},{w[1]:g},{w[2]:g}"] = three_way(
-                        [ranked["dense"], ranked["lexical"], ranked["terms"]], k, w)
+                    ranked[f"rrf3 k={k:g} w={w[0]:g},{w[1]:g},{w[2]:g}"] = [
+                        i for i, _ in rrf(three, k, w)]
                 for name, ids in ranked.items():
                     rank = next((r for r, i in enumerate(ids, 1) if i in relevant), None)
                     row = counts.setdefault(name, {}).setdefault(

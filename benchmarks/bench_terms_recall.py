@@ -86,7 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     grid = weighted_grid()
     print("MemoryBank answerable questions, raw rankings: turn R@5 / R@10 / MRR@10")
     for lang, users in hays.items():
-        rows: dict[str, dict[str, tuple[float, float, float]]] = {}
+        rows: dict[str, dict[str, tuple[float, float, float]]] = {}  # ranking -> qid -> metrics
+        weighted: dict[str, dict[str, dict[str, float | None]]] = {}  # the grid, for the folds
         folds: dict[str, int] = {}
         for hay in users:
             keys = [d.key for d in hay.docs]
@@ -110,18 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                           "rrf(dense, terms)": rrf([dense, terms]),
                           "rrf(BM25, terms)": rrf([lex, terms]),
                           "rrf(dense, BM25, terms)": rrf([dense, lex, terms])}
-                for k, *w in grid:
-                    ranked[f"w{k:g}:{w[0]:g},{w[1]:g},{w[2]:g}"] = rrf([dense, lex, terms], k, w)
                 for name, order in ranked.items():
                     rows.setdefault(name, {})[qid] = metrics(order, q.evidence)
+                for k, *w in grid:
+                    r5, r10, mrr = metrics(rrf([dense, lex, terms], k, w), q.evidence)
+                    weighted.setdefault(f"{k:g}:{w[0]:g},{w[1]:g},{w[2]:g}", {})[qid] = {
+                        "turn_r5": r5, "turn_r10": r10, "mrr": mrr}
         for name, got in rows.items():
-            if name.startswith("w"):
-                continue
             print(f"  {lang:<3} {name:<24} n={len(got):<4} {summary(got.values())}")
-        as_dicts = {name: {qid: {"turn_r5": m[0], "turn_r10": m[1], "mrr": m[2]}
-                           for qid, m in got.items()}
-                    for name, got in rows.items() if name.startswith("w")}
-        oof, chosen, _ = br.cross_validate(as_dicts, folds)
+        oof, chosen, _ = br.cross_validate(weighted, folds)
         got = {qid: (m["turn_r5"], m["turn_r10"], m["mrr"]) for qid, m in oof.items()}
         print(f"  {lang:<3} {'weighted rrf, out of fold':<24} n={len(got):<4} "
               f"{summary(got.values())}")
