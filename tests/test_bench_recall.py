@@ -341,6 +341,32 @@ def test_the_stored_draft_probe_holds_only_the_acceptance_sets_ids():
         assert set(r["relevant"]) <= set(r["ids"])
 
 
+# -- benchmarks/bench_pairwise.py: the candidates compared two at a time (issue 16) -------------
+@pytest.fixture(scope="module")
+def pairwise_bench():
+    return load_bench("bench_pairwise")
+
+
+def test_pairwise_order_averages_both_orders_and_blends_the_terms_place(pairwise_bench):
+    # m3 wins its pairs in both orders; m1 and m2 each win only when shown first: a tie
+    row = {"ids": ["m1", "m2", "m3"], "relevant": ["m3"],
+           "pairs": {"m1|m2": [0.75, 0.75], "m1|m3": [0.25, 0.75], "m2|m3": [0.25, 0.75]}}
+    assert pairwise_bench.order(row, 0.0) == ["m3", "m1", "m2"]  # m1 and m2 tie: terms order
+    assert pairwise_bench.order(row, 5.0) == ["m1", "m2", "m3"]  # the terms place outweighs
+    assert pairwise_bench.firsts([row], lambda r: pairwise_bench.order(r, 0.0)) == (1, 1, 1)
+    assert pairwise_bench.firsts([row], lambda r: r["ids"]) == (0, 0, 1)
+    assert pairwise_bench.pair_messages("问题？", "甲", "乙", True)[1]["content"].startswith("问题：")
+
+
+def test_the_stored_pairwise_probe_holds_only_ids_and_probabilities():
+    rows = json.loads((ROOT / "benchmarks" / "results" / "pairwise_tune.json").read_text("utf-8"))
+    assert len(rows) == 48 and {r["lang"] for r in rows} == {"zh", "en"}
+    for r in rows:
+        assert set(r) == {"scenario", "lang", "ids", "relevant", "pairs"}
+        assert len(r["pairs"]) == len(r["ids"]) * (len(r["ids"]) - 1) // 2
+        assert all(0 <= p <= 1 for pair in r["pairs"].values() for p in pair)
+
+
 # -- benchmarks/bench_gate_replay.py: the gate replayed, also against neutral facts (issue 16) ---
 @pytest.fixture(scope="module")
 def gate_bench():
