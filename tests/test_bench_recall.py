@@ -367,6 +367,17 @@ def test_the_stored_pairwise_probe_holds_only_ids_and_probabilities():
         assert all(0 <= p <= 1 for pair in r["pairs"].values() for p in pair)
 
 
+# -- benchmarks/bench_answer_wording.py: another wording through the real gate (issue 16) -------
+def test_every_wording_replaces_a_line_the_answer_prompt_has():
+    from gya_memory.answer import context
+
+    wording = load_bench("bench_answer_wording")
+    for name, lines in wording.WORDINGS.items():
+        for (lang, key), line in lines.items():
+            assert key in context._TEXT[lang] and line != context._TEXT[lang][key], (name, key)
+    assert wording.main(["no such wording"]) == 2
+
+
 # -- benchmarks/bench_gate_replay.py: the gate replayed, also against neutral facts (issue 16) ---
 @pytest.fixture(scope="module")
 def gate_bench():
