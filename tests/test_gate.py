@@ -153,7 +153,7 @@ def test_the_judges_examples_are_not_the_questions_it_is_measured_on() -> None:
     score there is a test, not a recital."""
     import re
 
-    from gya_memory.answer.judge import GRADED_SYSTEM, GRADED_SYSTEM_ZH
+    from gya_memory.lab.gate_features import GRADED_SYSTEM, GRADED_SYSTEM_ZH
     from gya_memory.lab.scenarios import load_acceptance
 
     prompts = (JUDGE_SYSTEM, JUDGE_SYSTEM_ZH, GRADED_SYSTEM, GRADED_SYSTEM_ZH)

@@ -200,7 +200,8 @@ def probe_gate(scenarios: Sequence[Scenario], stores: dict[str, Any], judge: Any
     score of each: ``how`` is ``"judge"`` (yes/no), ``"graded"`` (0-3) or ``"reader"``."""
     from gya_memory.answer.about import fits
     from gya_memory.answer.gate import about_of_hit, floor_for
-    from gya_memory.answer.judge import graded_relevance, judge_relevance, reader_relevance
+    from gya_memory.answer.judge import judge_relevance, reader_relevance
+    from gya_memory.lab.gate_features import graded_relevance
     from gya_memory.answer.questions import question_kind
 
     rows = []
