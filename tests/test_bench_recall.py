@@ -378,6 +378,34 @@ def test_every_wording_replaces_a_line_the_answer_prompt_has():
     assert wording.main(["no such wording"]) == 2
 
 
+# -- benchmarks/bench_gate_blend.py: a learned blend of the gate's signals (issue 16) ----------
+def test_gate_blend_replays_the_shipped_gate_and_scores_placements():
+    blend = load_bench("bench_gate_blend")
+    cand = lambda i, reader, judge, ok=True: {"id": i, "rank": 0, "cos": 0.85, "terms": 1.0,
+                                              "top_terms": 2.0, "floor_ok": ok, "about_ok": True,
+                                              "reader": reader, "judge": judge}
+    fact = {"scenario": "s1", "lang": "en", "condition": "memory", "kind": "fact",
+            "relevant": ["m2"], "cands": [cand("m1", 0.5, 0.9), cand("m2", 0.99, 0.1),
+                                          cand("m3", 0.99, 0.9, ok=False)]}
+    advice = {"scenario": "s1", "lang": "en", "condition": "no_hit", "kind": "advice",
+              "relevant": [], "cands": [cand("m1", 0.5, 0.3), cand("m2", 0.99, 0.1)]}
+    assert blend.shipped(fact) == ["m2"]  # the reader at 0.98; m3 is below the floor
+    assert blend.shipped(advice) == ["m1"]  # the judge at 0.2
+    assert blend.score([fact, advice], blend.shipped) == (1, 1, 0)
+    assert len(blend.features(fact, fact["cands"][0])) == 9
+    w = blend.fit([[1.0, 0.0], [1.0, 1.0]] * 10, [False, True] * 10)
+    assert w[1] > 0  # the second feature predicts the label
+
+
+def test_the_stored_gate_blend_probe_holds_only_ids_and_numbers():
+    rows = json.loads((ROOT / "benchmarks" / "results" / "gate_blend_tune.json").read_text("utf-8"))
+    assert len(rows) == 96 and {r["condition"] for r in rows} == {"memory", "no_hit"}
+    for r in rows:
+        assert set(r) == {"scenario", "lang", "condition", "kind", "relevant", "cands"}
+        assert all(set(c) == {"id", "rank", "cos", "terms", "top_terms", "floor_ok",
+                              "about_ok", "reader", "judge"} for c in r["cands"])
+
+
 # -- benchmarks/bench_gate_replay.py: the gate replayed, also against neutral facts (issue 16) ---
 @pytest.fixture(scope="module")
 def gate_bench():
