@@ -46,7 +46,7 @@ SYSTEM_ZH = (
     "只回答一个字母：A 或 B。")
 
 
-def pair_messages(question: str, a: str, b: str, zh: bool) -> list[dict[str, str]]:
+def pairwise_messages(question: str, a: str, b: str, zh: bool) -> list[dict[str, str]]:
     """The pairwise prompt in the question's language; the question first, so the pairs of
     one question share their prefix in the model's prompt cache."""
     user = (f"问题：{question}\nA：{a}\nB：{b}\n选哪条？" if zh
@@ -57,7 +57,7 @@ def pair_messages(question: str, a: str, b: str, zh: bool) -> list[dict[str, str
 
 def p_first(llm: Any, question: str, a: str, b: str, zh: bool) -> float:
     """``P(A) / (P(A) + P(B))`` from the first token (0.5 if the model offers neither)."""
-    probs = llm.next_token_probs(pair_messages(question, a, b, zh), top=10)
+    probs = llm.next_token_probs(pairwise_messages(question, a, b, zh), top=10)
     pa = sum(p for t, p in probs.items() if t.strip().upper() == "A")
     pb = sum(p for t, p in probs.items() if t.strip().upper() == "B")
     return pa / (pa + pb) if pa + pb > 0 else 0.5

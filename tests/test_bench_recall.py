@@ -355,7 +355,7 @@ def test_pairwise_order_averages_both_orders_and_blends_the_terms_place(pairwise
     assert pairwise_bench.order(row, 5.0) == ["m1", "m2", "m3"]  # the terms place outweighs
     assert pairwise_bench.firsts([row], lambda r: pairwise_bench.order(r, 0.0)) == (1, 1, 1)
     assert pairwise_bench.firsts([row], lambda r: r["ids"]) == (0, 0, 1)
-    assert pairwise_bench.pair_messages("问题？", "甲", "乙", True)[1]["content"].startswith("问题：")
+    assert pairwise_bench.pairwise_messages("问题？", "甲", "乙", True)[1]["content"].startswith("问题：")
 
 
 def test_the_stored_pairwise_probe_holds_only_ids_and_probabilities():
