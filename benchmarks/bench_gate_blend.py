@@ -88,8 +88,12 @@ Placer = Callable[[dict[str, Any]], list[str]]
 
 
 def shipped(row: dict[str, Any]) -> list[str]:
-    """The shipped gate, replayed: floor and ``about``, then the reader or the judge by kind."""
-    bar = {"fact": ("reader", 0.98), "general": ("judge", 0.9)}.get(row["kind"], ("judge", 0.2))
+    """The shipped gate, replayed: floor and ``about``, then the reader or the judge by kind,
+    at the gate's own bars."""
+    from gya_memory.answer.gate import FACT_MIN, GENERAL_MIN, JUDGE_MIN
+
+    bar = {"fact": ("reader", FACT_MIN), "general": ("judge", GENERAL_MIN)}.get(
+        row["kind"], ("judge", JUDGE_MIN))
     return [c["id"] for c in row["cands"]
             if c["floor_ok"] and c["about_ok"] and c[bar[0]] >= bar[1]][:POOL]
 
