@@ -741,3 +741,15 @@ def test_retry_messages_keep_the_prompt_and_change_one_thing(retry_bench):
     assert _TEXT["zh"]["after"] not in ways["firm"][-1]["content"]
     with pytest.raises(ValueError):
         retry_bench.retried(messages, "可以。", "zh", "no such line")
+
+
+# -- benchmarks/bench_question_kinds.py: the kind rule on a hand-written tuning set (issue 16) ----
+def test_question_kind_set_is_balanced_and_the_report_counts_facts():
+    bench = load_bench("bench_question_kinds")
+    rows = bench.hand_set()
+    for lang in ("zh", "en"):
+        kinds = [k for lg, _, k in rows if lg == lang]
+        assert len(kinds) == 40 and set(kinds) == {"fact", "advice", "general"}
+        assert kinds.count("fact") == 20
+    toy = [("en", "a", "fact"), ("en", "b", "advice"), ("en", "c", "general")]
+    assert bench.scores(toy, lambda q: "fact")["en"] == (1, 3, 1, 1, 2, 2)
