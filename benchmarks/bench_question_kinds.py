@@ -33,9 +33,9 @@ def hand_set(path: Path = SET) -> list[tuple[str, str, str]]:
 def acceptance_rows(split: str) -> list[tuple[str, str, str]]:
     from gya_memory.lab.scenarios import load_acceptance
 
-    rows = [(s.lang, getattr(s, q), getattr(s, k))
-            for s in load_acceptance(split) for q, k in FIELDS]
-    return rows + [(s.lang, s.general_question, "general") for s in load_acceptance(split)]
+    scenarios = load_acceptance(split)
+    rows = [(s.lang, getattr(s, q), getattr(s, k)) for s in scenarios for q, k in FIELDS]
+    return rows + [(s.lang, s.general_question, "general") for s in scenarios]
 
 
 def scores(rows: Sequence[tuple[str, str, str]],
