@@ -155,3 +155,31 @@ def test_output_lines_fit_without_wrapping(path: Path) -> None:
             too_wide += [(i, width(line)) for line in text.splitlines()
                          if width(line) > 100 and "«" not in line]
     assert not too_wide, f"{path.name}: (cell, columns) of lines over 100 columns: {too_wide}"
+
+
+def test_refresh_off_the_reference_cpu_keeps_the_stored_words() -> None:
+    """tools/refresh_notebooks.py on another CPU: a cell whose outputs differ only in masked
+    model text keeps its stored outputs; a changed cell without model text takes the fresh
+    ones; a changed cell that shows model text is named (its words need the reference CPU)."""
+    import sys
+
+    import nbformat
+
+    from gya_memory.base.text import quote
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from refresh_notebooks import keep_reference_words
+
+    def book(*texts: str) -> nbformat.NotebookNode:
+        nb = nbformat.v4.new_notebook()
+        for i, text in enumerate(texts):
+            cell = nbformat.v4.new_code_cell("x", execution_count=i + 1)
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+            nb.cells.append(cell)
+        return nb
+
+    stored = book(f"answer: {quote('好的')}\n", "kind: advice\n", f"kind: advice {quote('a')}\n")
+    fresh = book(f"answer: {quote('可以')}\n", "kind: fact\n", f"kind: fact {quote('b')}\n")
+    assert keep_reference_words(stored, fresh) == [2]
+    assert fresh.cells[0].outputs[0].text == f"answer: {quote('好的')}\n"  # the stored words stay
+    assert fresh.cells[1].outputs[0].text == "kind: fact\n"  # a real change is taken

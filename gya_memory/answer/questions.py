@@ -16,6 +16,10 @@ fact; a question that asks for a judgement or a plan ("能…吗", "该…", "�
 "any tips") is advice if it has a personal marker (我 / my / I) and general if it doesn't.
 Two exceptions: someone asking the user for a fact of theirs ("保安问我车是什么牌子，我该怎么说？",
 "she's asking what I take. What should I tell her?") is a fact, and so is anything with 来着;
+so is a fact asked as a task or about someone of the user's ("Which city should I put on the
+envelope for my brother?", "表格上我女儿的学校该填哪个？", "What does my son usually order?",
+"我姐穿多大码？"), while a which/what that asks for a judgement stays advice ("Which wine would go
+with the steak I'm cooking?", "给我妈带什么礼物好？");
 "How much/long/often should I …?" and a how-to ("How can I tell when running shoes are worn
 out?") with no my/me are general knowledge; a how-to about the asker's own body or habits
 ("How can I sleep better?") stays advice.
@@ -37,6 +41,10 @@ of the no-hit answer.
 ('fact', 'advice')
 >>> question_kind("How long should you boil an egg for a runny yolk?")
 'general'
+>>> question_kind("Which city should I put on the envelope for my brother?"), question_kind("表格上我女儿的学校该填哪个？")
+('fact', 'fact')
+>>> question_kind("Which wine would go with the steak I'm cooking?"), question_kind("给我妈带什么礼物好？")
+('advice', 'advice')
 >>> question_kind("What brand is Farah's lunchbox?"), question_kind("What brand is Farah's lunchbox?", known=["Bought Farah a purple backpack"])
 ('general', 'fact')
 """
@@ -74,10 +82,18 @@ _FACT_EN = re.compile(
 # Someone asks the user for a fact of theirs and the user asks what to reply ("保安问我车是什么牌子，
 # 我该怎么说？", "The pharmacist is asking what I'm taking. What should I tell her?"): a fact
 # phrased as a task. 来着 ("what was it again") always asks for a remembered fact.
-_RELAY_ZH = re.compile(r"来着|问我[^，,。？?！!]{0,14}(什么|啥|哪|几|多少|谁)")
+_RELAY_ZH = re.compile(
+    r"来着|问我[^，,。？?！!]{0,14}(什么|啥|哪|几|多少|谁)|你还?记得吗|"
+    r"(写|填|报)(哪|什么|啥|多少|几)|(尺码|码数|鞋码)[^，,。？?！!]{0,4}(多少|多大|哪|几)|"
+    r"[她他它](的|们)?[^，,。？?！!我]{0,8}(什么|啥|哪|几|多少|谁)(?![^，,。？?！!]{0,6}(好|合适))"
+)
 _RELAY_EN = re.compile(
     r"\b(asking|asks|asked|wants to know|want to know)\b( me)?( for)? (what|which|where|when|who|how "
-    r"(many|much|old|long))\b|\bwhat('s| is) the name of\b[^.?!]{0,40}\b(i|my)\b",
+    r"(many|much|old|long))\b|\bwhat('s| is) the name of\b[^.?!]{0,40}\b(i|my)\b"
+    r"|\b(needs|wants|asks for|asking for|requires) (my|the \w+( \w+)? of my)\b"
+    r"|\b(what|which)\b[^.?!]{0,40}\b(should|do|shall) (i|we) (put|write|fill in|enter|address|give (her|him|them))\b"
+    r"|\b(what|which|where|when|who)\b[^.?!]{0,60}\b(usual|usually|normally|again)\b"
+    r"|\b(what|which|where|when|who)\b[^.?!]{0,40}\b(does|did|is|was) (she|he|they)\b(?![^.?!]{0,30}\bshould\b)",
     re.I,
 )
 # "How much should I tip in a restaurant?", "How do I unclog a sink?": a how-much or how-to
@@ -95,7 +111,8 @@ _ADVICE_ZH = re.compile(
     r"[能可]以?[^，,。？?！!]{0,10}吗|应该|该怎么|该(选|买|带|吃|穿|去|做|注意)|需要注意|要注意|注意什么|"
     r"建议|推荐|合适|适合|值得|划算|有什么(办法|好办法|讲究|要注意|需要注意)|帮我|给我(推荐|建议)|"
     r"[能该可要][^，,。？?！!]{0,6}(啥|什么|哪些)|你觉得|怎样才|如何|"
-    r"[得要该](先|提前)?(注意|准备|想好|带|考虑)些?(什么|啥|哪些)"
+    r"[得要该](先|提前)?(注意|准备|想好|带|考虑)些?(什么|啥|哪些)|"
+    r"(什么|哪|啥)[^，,。？?！!]{0,8}(好|合适)[？?]?$|会(高兴|喜欢|开心)|能(避开|避免|让我|省)"
 )
 _ADVICE_EN = re.compile(
     r"\b(should|shall|can|could|may|might)\s+(i|we)\b|\bis it (ok|okay|safe|fine|wise|a good idea)\b|"
@@ -103,7 +120,8 @@ _ADVICE_EN = re.compile(
     r"\bwhat (should|would you|do you suggest)\b|\bhow (do|can|should) (i|we)\b|\bgood idea\b|"
     r"\bhelp me\b|\bworth it\b|\bwhat to (bring|pack|wear|order|buy|get|cook|eat|do)\b|"
     r"\bok (for me|to)\b|\bam i (fine|ok|okay|good)\b|\bi should\b|\bdo i need\b|"
-    r"\bhow much (can|should|could|will) i\b|\b(ideas|tips) for\b|\bwrite me\b|\bdraft\b",
+    r"\bhow much (can|should|could|will) i\b|\b(ideas|tips) for\b|\bwrite me\b|\bdraft\b|"
+    r"\b(which|what)\b[^.?!]{0,40}\bwould (go|make|suit|work|be (good|best|better|nice))\b",
     re.I,
 )
 
