@@ -10,7 +10,7 @@ as a passage) and by blends of them. The probe stores ids, rounded cosines and t
 (``results/draft_rank_tune.json``); the report gives, per language and the question's true
 kind, how often the relevant memory ranks first, in the first 3 and in the first 6.
 
-``MemoryAgent(..., draft={"en"})`` is the agent with the ``mean(q, draft as passage)`` ranking
+``LabAgent(..., draft={"en"})`` (``gya_memory.lab.agent_levers``) is the agent with the ``mean(q, draft as passage)`` ranking
 (``python -m gya_memory.lab.acceptance --draft en`` measures it end to end); it is off by
 default because end to end it did not place or use the relevant memory more often (README,
 "The acceptance check").

@@ -399,9 +399,9 @@ def _blend(dense: Ranked, lexical: Ranked, alpha: float,
 def fuse_minmax(dense: Ranked, lexical: Ranked, alpha: float = 0.5) -> list[str]:
     """``alpha * dense + (1 - alpha) * lexical`` of per-query min-max normalised scores (a
     candidate missing from a list gets 0 there): the package's own blend
-    (:func:`gya_memory.semantic.stores.common.fuse_minmax`, ``FusionSpec("minmax")``)."""
+    (:func:`gya_memory.lab.fusion.fuse_minmax`, ``MinMaxFusion``)."""
+    from gya_memory.lab.fusion import fuse_minmax as blend
     from gya_memory.semantic.stores.common import Found
-    from gya_memory.semantic.stores.common import fuse_minmax as blend
 
     def found(ranked: Ranked) -> list[Any]:
         return [Found(pid, score, {}) for pid, score in ranked]
@@ -676,9 +676,9 @@ class RunOptions:
 def minmax_fusion(depth: int) -> Any:
     """The min-max blend as the package runs it (``--fusion minmax``): equal weights, ``depth``
     candidates from each ranking, as the offline ``minmax`` family scores it."""
-    from gya_memory.semantic.stores.common import FusionSpec
+    from gya_memory.lab.fusion import MinMaxFusion
 
-    return FusionSpec("minmax", weights=(0.5, 0.5), pool=depth)
+    return MinMaxFusion(weights=(0.5, 0.5), pool=depth)
 
 
 def store_hybrid(mem: Any, text: str, top_k: int, floor: float | None = None) -> list[Any]:
@@ -1363,7 +1363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "BM25 keeps every word); default: all of it")
     p.add_argument("--fusion", choices=("shipped", "minmax"), default="shipped",
                    help="the store's hybrid (the 'hybrid' rows): the package's HYBRID_FUSION, or "
-                        "FusionSpec('minmax', weights=(0.5, 0.5), pool=DEPTH) through the package")
+                        "gya_memory.lab's MinMaxFusion(weights=(0.5, 0.5), pool=DEPTH) through the package")
     p.add_argument("--reply-vector", choices=("own", "user"), default="own",
                    help="user: an assistant turn's dense vector is the user turn's before it "
                         "(only what the user said is embedded; BM25 still reads the reply)")

@@ -70,21 +70,32 @@ def prompt_hash(messages: list[dict[str, Any]], when: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+WORTH = 0.0  # the second look's bar (--worth; 0: off, as in the package)
+
+
 def write_session(memory: Any, llm: Any, s: dict[str, Any], reused: dict[str, Any] | None) -> tuple[Any, float, float]:
-    """One session written: the report, the seconds extraction took, the seconds deciding took."""
-    from gya_memory.answer import writing
-    from gya_memory.answer.writing import WriteReport, remember, write
-    from gya_memory.answer.extraction import parse_proposals
+    """One session written: the report, the seconds extraction took, the seconds deciding took.
+    As :func:`gya_memory.answer.writing.remember`, with the second look
+    (:func:`gya_memory.lab.writing_levers.screen`, ``--worth``) before the decisions."""
+    from gya_memory.answer.extraction import parse_proposals, propose
+    from gya_memory.answer.writing import WriteReport, write
+    from gya_memory.lab.writing_levers import screen
 
     if reused is None:
-        report = remember(memory, llm, s["messages"], session_id=s["session_id"], when=s["when"])
-        return report, report.seconds["propose"], report.seconds["decide"]
-    proposals, dropped = parse_proposals(reused["raw"], s["messages"])
-    start = time.perf_counter()
-    proposals, unworthy = writing.screen(llm, proposals)
-    report = WriteReport(s["session_id"], reused["raw"], proposals, dropped + unworthy)
+        start = time.perf_counter()
+        raw, proposals, dropped = propose(llm, s["messages"], s["when"])
+    else:
+        raw, proposals, dropped = reused["raw"], *parse_proposals(reused["raw"], s["messages"])
+        start = time.perf_counter()
+    proposals, unworthy = screen(llm, proposals, minimum=WORTH)
+    if reused is None:  # counted with proposing, as remember() did when it ran the second look
+        propose_s, start = round(time.perf_counter() - start, 2), time.perf_counter()
+    else:
+        propose_s = reused["propose_s"]
+    report = WriteReport(s["session_id"], raw, proposals, dropped + unworthy)
     report.decisions = write(memory, llm, proposals, session_id=s["session_id"], when=s["when"])
-    return report, reused["propose_s"], time.perf_counter() - start
+    decide_s = time.perf_counter() - start
+    return report, propose_s, round(decide_s, 2) if reused is None else decide_s
 
 
 def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool = True,
@@ -148,10 +159,13 @@ def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool
 
 
 def set_decide(spec: str) -> None:
-    """Run writing.decide with other options (an experiment, not a new default)."""
+    """Run writing.decide with other options (an experiment, not a new default): ``how`` a
+    model's way (:func:`gya_memory.lab.writing_levers.by_model`, with ``same_min`` and
+    ``conflict_min``), ``off`` or ``rule``; ``pool`` and the floors ``zh`` / ``en``."""
     import functools
 
     from gya_memory.answer import writing
+    from gya_memory.lab.writing_levers import by_model
 
     options: dict[str, Any] = {}
     floors = dict(writing.COMPARE_MIN)
@@ -168,6 +182,9 @@ def set_decide(spec: str) -> None:
     options["compare_min"] = floors
     print(f"decide: {options}")
     how = options.pop("how", None)
+    model = {k: options.pop(k) for k in ("same_min", "conflict_min") if k in options}
+    if how is not None and how not in writing.HOWS:
+        how = by_model(how, **model)
     chosen = functools.partial(writing.decide, **options)
 
     def decide(proposal: Any, memory: Any, llm: Any, **kw: Any) -> Any:
@@ -344,11 +361,8 @@ def main(argv: list[str]) -> int:
     if args.decide:
         set_decide(args.decide)
     if args.worth is not None:
-        import functools
-
-        from gya_memory.answer import writing
-
-        writing.screen = functools.partial(writing.screen, minimum=args.worth)  # type: ignore[assignment]
+        global WORTH
+        WORTH = args.worth
         print(f"second look: P(yes) >= {args.worth}")
     reuse = None
     if args.reuse:

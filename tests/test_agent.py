@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from gya_memory.answer.agent import RECALL_TOOL, MemoryAgent, Trace
+from gya_memory.lab.agent_levers import LabAgent
 from gya_memory.answer.grounding import Grounding, check_grounding, ground
 from gya_memory.base.text import quote
 from gya_memory.answer.context import _TEXT, CLOSE, OPEN, Policy, assemble, no_hit_block, no_hit_note
@@ -967,7 +968,7 @@ def test_advice_with_nothing_passed_says_first_that_nothing_is_known(question: s
         assert trace.answer == help_ and trace.replaced is None
 
 
-# -- advice ranked with a draft answer (DRAFT_LANGUAGES) ----------------------------------------
+# -- advice ranked with a draft answer (gya_memory.lab's LabAgent, DRAFT_LANGUAGES) ------------
 class DraftMemory(FakeMemory):
     """A FakeMemory that can also search by passage (``similar``), with fixed cosines."""
 
@@ -992,7 +993,7 @@ def test_an_english_advice_question_is_ranked_with_a_draft_answer() -> None:
     draft = "A latte late in the day has caffeine, which can keep you awake."
     fake = DraftMemory(DRAFT_HITS, near={"c": 0.95, "a": 0.5, "b": 0.6})
     llm = JudgingLLM(say(draft), say("Better a decaf tonight."))
-    trace = MemoryAgent(fake, llm, Policy(top_k=1), draft={"en"}).ask(LATTE)
+    trace = LabAgent(fake, llm, Policy(top_k=1), draft={"en"}).ask(LATTE)
     # first the answer with no memory, exactly what the no-hit branch would send
     assert llm.calls[0]["messages"][-1]["content"] == f"{LATTE}\n\n{ADVICE_EN}"
     assert fake.passages == [draft] and trace.draft == draft
@@ -1013,7 +1014,7 @@ def test_with_nothing_passed_the_draft_is_the_answer() -> None:
     draft = "Sure, a latte is fine in the evening."
     fake = DraftMemory(DRAFT_HITS, near={"c": 0.95})
     llm = JudgingLLM(say(draft), default=FAIL)  # one reply: a second call would fail
-    trace = MemoryAgent(fake, llm, draft={"en"}).ask(LATTE)
+    trace = LabAgent(fake, llm, draft={"en"}).ask(LATTE)
     assert trace.assembly.no_hit and len(llm.calls) == 1 and trace.draft == draft
     assert trace.answer == NO_RECORD["en"] + draft and trace.replaced == draft
 
@@ -1023,31 +1024,31 @@ def test_with_nothing_passed_the_draft_is_the_answer() -> None:
 def test_no_draft_for_other_kinds_or_languages(question: str) -> None:
     fake = DraftMemory(DRAFT_HITS, near={"c": 0.95})
     llm = JudgingLLM(say("ok"), default=FAIL)
-    trace = MemoryAgent(fake, llm, draft={"en"}).ask(question)
+    trace = LabAgent(fake, llm, draft={"en"}).ask(question)
     assert fake.passages == [] and trace.draft is None and len(llm.calls) == 1
 
 
 def test_the_draft_is_off_by_default_and_on_per_language() -> None:
-    from gya_memory.answer.agent import DRAFT_LANGUAGES
+    from gya_memory.lab.agent_levers import DRAFT_LANGUAGES
 
     assert DRAFT_LANGUAGES == frozenset()  # measured and kept off (README)
     fake = DraftMemory(DRAFT_HITS, near={"c": 0.95})
-    trace = MemoryAgent(fake, JudgingLLM(say("ok"))).ask(LATTE)
+    trace = LabAgent(fake, JudgingLLM(say("ok"))).ask(LATTE)
     assert fake.passages == [] and trace.draft is None
     llm = JudgingLLM(say("少喝点。"), say("晚上别喝了。"))
-    trace = MemoryAgent(fake, llm, draft={"zh", "en"}).ask("我今天能喝咖啡吗？")
+    trace = LabAgent(fake, llm, draft={"zh", "en"}).ask("我今天能喝咖啡吗？")
     assert fake.passages == ["少喝点。"] and len(llm.calls) == 2
     # no gate, or a memory that can't search by passage (FakeMemory): no draft
-    trace = MemoryAgent(fake, ScriptedLLM(say("ok")), gate=None, draft={"en"}).ask(LATTE)
+    trace = LabAgent(fake, ScriptedLLM(say("ok")), gate=None, draft={"en"}).ask(LATTE)
     assert trace.draft is None
-    trace = MemoryAgent(FakeMemory(DRAFT_HITS), JudgingLLM(say("ok")), draft={"en"}).ask(LATTE)
+    trace = LabAgent(FakeMemory(DRAFT_HITS), JudgingLLM(say("ok")), draft={"en"}).ask(LATTE)
     assert trace.draft is None
 
 
 @pytest.mark.parametrize("bad", ["en", ["fr"], {"zh", "de"}])
 def test_draft_languages_are_checked(bad: Any) -> None:
     with pytest.raises(ValueError, match="draft"):
-        MemoryAgent(FakeMemory([]), ScriptedLLM(), draft=bad)
+        LabAgent(FakeMemory([]), ScriptedLLM(), draft=bad)
 
 
 def test_terms_recall_reranks_the_dense_candidates_and_the_gate_keeps_that_order() -> None:
@@ -1068,14 +1069,14 @@ def test_terms_recall_reranks_the_dense_candidates_and_the_gate_keeps_that_order
         scores = {h.id: h.score for h in dense}
         assert all(h.score == pytest.approx(scores[h.id], abs=1e-6) for h in ranked)  # cosines
         assert len(by_terms(mem, question, 2)) == 2
-        agent = MemoryAgent(mem, ScriptedLLM(say("ok")), recall="terms", gate=Gate(judge_min=None))
+        agent = MemoryAgent(mem, ScriptedLLM(say("ok")), gate=Gate(judge_min=None))
         assert [h.id for h in agent.candidates_for(question, Policy())] == [h.id for h in ranked]
         trace = agent.ask(question)
         # the gate took them in the terms' order (no judge: the first 3 above the floor pass)
         order = [d.hit.id for d in trace.gate]
         assert order == [h.id for h in ranked][:len(order)]
     with pytest.raises(ValueError, match="'terms'"):
-        MemoryAgent(FakeMemory([]), ScriptedLLM(), recall="sparse")  # type: ignore[arg-type]
+        LabAgent(FakeMemory([]), ScriptedLLM(), recall="sparse")  # type: ignore[arg-type]
     # an embedder without latent terms leaves the dense order
     with SemanticMemory(":memory:", embedder=TFIDFEmbedder(), user_id="u-terms2",
                         clock=notebook_clock()) as mem:
@@ -1096,7 +1097,7 @@ def test_a_draft_on_a_real_memory_reranks_its_nearest() -> None:
         near = {h.id: h.score for h in mem.similar(draft, top_k=3)}
         assert mem.similar(draft, top_k=1)[0].text.startswith("Doctor said no caffeine")
         by_question = {h.id: h.score for h in mem.candidates(question, 3)}
-        ranked = MemoryAgent(mem, ScriptedLLM()).ranked_with_draft(question, draft, 3)
+        ranked = LabAgent(mem, ScriptedLLM()).ranked_with_draft(question, draft, 3)
         assert [h.id for h in ranked] == sorted(by_question, key=lambda i: -(by_question[i] + near[i]))
         assert {h.id: h.score for h in ranked} == by_question
         with pytest.raises(ValueError):

@@ -638,18 +638,25 @@ def test_screen_must_be_a_bool() -> None:
 
 
 def test_single_direct_words_one_placed_memory_as_the_answer_s_starting_point() -> None:
-    """``Policy(single="direct")``: with exactly one memory placed, the closing line asks the
-    model to answer from it and the default system line allows two or three sentences; with
-    two placed, or with a system message given, or by default, the plain wording stays."""
-    one = assemble(QUESTION, [COFFEE], Policy(single="direct"))
-    assert one.messages[-1]["content"].count(_TEXT["zh"]["after_one"]) == 1
-    assert one.messages[0]["content"] == _TEXT["zh"]["system_one"]
-    two = assemble(QUESTION, [COFFEE, NAME], Policy(single="direct"))
-    assert AFTER_ZH in two.messages[-1]["content"] and two.messages[0]["content"] == DEFAULT_SYSTEM_ZH
-    mine = assemble(QUESTION_EN, [COFFEE], Policy(single="direct"), system="Be brief.")
+    """``gya_memory.lab``'s direct wording (``LabAgent(single="direct")``): with exactly one
+    memory placed, the closing line asks the model to answer from it and the default system
+    line allows two or three sentences; with two placed, or with a system message given, or in
+    the library, the plain wording stays."""
+    from gya_memory.lab.agent_levers import DIRECT, assemble_direct
+
+    one = assemble_direct(QUESTION, [COFFEE])
+    assert one.messages[-1]["content"].count(DIRECT["zh"]["after"]) == 1
+    assert AFTER_ZH not in one.messages[-1]["content"]
+    assert one.messages[0]["content"] == DIRECT["zh"]["system"]
+    two = assemble_direct(QUESTION, [COFFEE, NAME])
+    assert two == assemble(QUESTION, [COFFEE, NAME])
+    mine = assemble_direct(QUESTION_EN, [COFFEE], system="Be brief.")
     assert mine.messages[0]["content"] == "Be brief."
-    assert _TEXT["en"]["after_one"] in mine.messages[-1]["content"]
+    assert DIRECT["en"]["after"] in mine.messages[-1]["content"]
+    up = assemble_direct(QUESTION, [COFFEE], Policy(placement="system"))
+    assert up.messages[0]["content"].startswith(DIRECT["zh"]["system"] + "\n\n" + INTRO_ZH)
+    assert up.messages[0]["content"].endswith(f"{CLOSE}\n{DIRECT['zh']['after']}")
     plain = assemble(QUESTION, [COFFEE])
     assert AFTER_ZH in plain.messages[-1]["content"] and plain.messages[0]["content"] == DEFAULT_SYSTEM_ZH
-    with pytest.raises(ValueError, match="single"):
-        Policy(single="loud")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="single"):
+        Policy(single="direct")  # type: ignore[call-arg]  # not a library policy

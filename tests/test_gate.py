@@ -23,6 +23,7 @@ from gya_memory.answer.judge import (
     judge_relevance, reader_messages, reader_relevance,
 )
 from gya_memory.answer.questions import question_kind
+from gya_memory.lab.agent_levers import ChangedGate, EnglishJudgeGate, ReaderGate
 from gya_memory.semantic.values import Hit
 
 
@@ -202,7 +203,6 @@ def test_reader_relevance_is_one_minus_p_unknown(probs: dict[str, float], expect
     ({"fact_min": 1.5}, "fact_min is a probability"),
     ({"general_min": -0.1}, "general_min is a probability"),
     ({"fact_min": math.nan}, "fact_min must be a finite number"),
-    ({"judge_language": "zh"}, "judge_language must be"),
 ])
 def test_bad_gate_settings_are_refused(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -252,7 +252,7 @@ def test_the_gate_defaults_are_the_tuned_constants() -> None:
     the gate takes them from the constants, and each is a probability."""
     gate = Gate()
     assert (gate.judge_min, gate.fact_min, gate.general_min) == (JUDGE_MIN, FACT_MIN, GENERAL_MIN)
-    assert gate.about and gate.rules and gate.judge_language == "question"
+    assert gate.about and gate.rules and gate.prompt_language is None
     for value in (JUDGE_MIN, FACT_MIN, GENERAL_MIN):
         assert 0 < value < 1
 
@@ -457,10 +457,10 @@ def test_the_kind_given_wins_over_the_questions() -> None:
 
 def test_the_judge_language_can_be_english_for_every_question() -> None:
     model = Probs({"yes": 0.9, "no": 0.1})
-    Gate(judge_language="en").apply("我今晚能吃火锅吗？", [hit("胃溃疡还没好", 0.9)], floor=0.5, judge=model)
+    EnglishJudgeGate().apply("我今晚能吃火锅吗？", [hit("胃溃疡还没好", 0.9)], floor=0.5, judge=model)
     assert model.prompts == [judge_messages("我今晚能吃火锅吗？", "胃溃疡还没好", language="en")]
     model = Probs({"unknown": 0.1})
-    Gate(judge_language="en").apply("我家狗叫什么？", [hit("狗叫旺财", 0.9)], floor=0.5, judge=model)
+    EnglishJudgeGate().apply("我家狗叫什么？", [hit("狗叫旺财", 0.9)], floor=0.5, judge=model)
     assert model.prompts == [reader_messages("我家狗叫什么？", "狗叫旺财", language="en")]
 
 
@@ -551,7 +551,7 @@ def test_advice_rank_reader_fills_the_pool_with_the_readers_best() -> None:
         return {"unknown": 1 - reader_p[fact], "yes": 0.9, "no": 0.1}
 
     model = Probs(table)
-    decisions = Gate(pool=2, advice_rank="reader").apply(question, HITS, floor=0.5, judge=model)
+    decisions = ReaderGate(pool=2).apply(question, HITS, floor=0.5, judge=model)
     assert model.readers == [True] * 4 + [False] * 2  # the reader reads all, the judge its pool
     assert [fact_of(m) for m in model.prompts[4:]] == ["b", "c"]
     assert {d.hit.text: d.reason for d in decisions} == {
@@ -565,14 +565,12 @@ def test_advice_rank_reader_fills_the_pool_with_the_readers_best() -> None:
 def test_advice_rank_reader_skips_what_the_free_checks_drop_and_other_kinds() -> None:
     model = Probs({"unknown": 0.5, "yes": 0.9, "no": 0.1})
     # c is below the floor: the reader never reads it
-    Gate(pool=3, advice_rank="reader").apply("Can I have the cheesecake?", HITS, floor=0.85,
+    ReaderGate(pool=3).apply("Can I have the cheesecake?", HITS, floor=0.85,
                                              judge=model)
     assert sum(model.readers) == 3
     model = Probs({"unknown": 0.5, "yes": 0.9, "no": 0.1})
-    Gate(pool=3, advice_rank="reader").apply("How do vaccines work?", HITS, floor=0.5, judge=model)
+    ReaderGate(pool=3).apply("How do vaccines work?", HITS, floor=0.5, judge=model)
     assert not any(model.readers)  # a general question: the judge only
-    with pytest.raises(ValueError, match="advice_rank"):
-        Gate(advice_rank="judge")  # type: ignore[arg-type]
 
 
 # -- a newer memory that says the fact changed ----------------------------------------------
@@ -582,14 +580,14 @@ def test_a_fact_a_newer_memory_says_has_changed_does_not_answer() -> None:
     new = hit("88VIP到期后没再续，现在买衣服很少上淘宝了", 0.88, created_at="2026-01-10T10:00:00")
     reader = Probs(lambda fact: {"淘宝": HIGH, "unknown": 1 - HIGH} if fact.startswith("买衣服")
                    else {"unknown": 1 - LOW, "很": LOW})
-    decisions = Gate(changed=True).apply(question, [old, new], floor=0.5, judge=reader)
+    decisions = ChangedGate().apply(question, [old, new], floor=0.5, judge=reader)
     assert reasons(decisions)[0] == (old.text, False, "changed since: " + new.text[:40])
     assert decisions[0].p_yes == pytest.approx(HIGH)  # the reader's verdict is kept in the trace
     assert passed(decisions) == []
     # off (the default), the old fact passes; an older "change" changes nothing
     assert passed(Gate().apply(question, [old, new], floor=0.5, judge=reader)) == [old]
     older = hit(new.text, 0.88, created_at="2024-01-10T10:00:00")
-    assert passed(Gate(changed=True).apply(question, [old, older], floor=0.5, judge=reader)) == [old]
+    assert passed(ChangedGate().apply(question, [old, older], floor=0.5, judge=reader)) == [old]
 
 
 def test_only_fact_questions_drop_a_changed_memory() -> None:
@@ -599,14 +597,14 @@ def test_only_fact_questions_drop_a_changed_memory() -> None:
     question = "My neighbour gave me chicken treats for Bruno. Can I give him a few?"
     dog = hit("Has a 5-year-old boxer named Bruno", 0.9, created_at="2025-01-01T00:00:00")
     food = hit("Bruno was switched to a prescription food", 0.85, created_at="2026-01-01T00:00:00")
-    decisions = Gate(changed=True).apply(question, [dog, food], floor=0.5,
+    decisions = ChangedGate().apply(question, [dog, food], floor=0.5,
                                          judge=Judge({dog.text: 0.9, food.text: 0.9}), kind="advice")
     assert passed(decisions) == [dog, food]
 
 
 def test_keep_order_takes_the_pool_in_the_order_given() -> None:
-    # MemoryAgent ranks an advice question's candidates with a draft answer too; their scores
-    # stay cosines to the question, so the gate must not sort them again
+    # MemoryAgent ranks its candidates by e5's latent terms (LabAgent with a draft answer too);
+    # their scores stay cosines to the question, so the gate must not sort them again
     from gya_memory.answer.gate import Gate, passed, screen
     from gya_memory.semantic.values import Hit
 

@@ -466,7 +466,8 @@ def test_both_stores_store_recall_forget_and_reembed_alike(any_store: dict) -> N
 
 
 def test_fuse_minmax_normalises_each_ranking_then_blends() -> None:
-    from gya_memory.semantic.stores.common import Found, FusionSpec, fuse_minmax
+    from gya_memory.lab.fusion import MinMaxFusion, fuse_minmax
+    from gya_memory.semantic.stores.common import Found, FusionSpec
 
     dense = [Found("a", 0.9, {}), Found("b", 0.8, {}), Found("c", 0.7, {})]
     lexical = [Found("c", 12.0, {"x": 1}), Found("d", 4.0, {})]
@@ -475,17 +476,19 @@ def test_fuse_minmax_normalises_each_ranking_then_blends() -> None:
     assert [(f.id, round(f.score, 6)) for f in fused] == [("a", 0.5), ("c", 0.5), ("b", 0.25)]  # ties: dense order
     assert fuse_minmax([Found("a", 0.4, {})], [], (0.5, 0.5), 5)[0].score == 0.5  # one: 1 x 0.5
     assert fuse_minmax([], [], (0.5, 0.5), 5) == []
-    assert FusionSpec("minmax", weights=(0.7, 0.3), pool=50).label() == "min-max w=0.7:0.3 pool=50"
+    assert MinMaxFusion(weights=(0.7, 0.3), pool=50).label() == "min-max w=0.7:0.3 pool=50"
+    with pytest.raises(ValueError, match="rrf, dbsf"):
+        FusionSpec("minmax")  # the library fuses in the engine only
     with pytest.raises(ValueError, match="minmax"):
-        FusionSpec("linear")  # type: ignore[arg-type]
+        MinMaxFusion("rrf")
 
 
 def test_both_stores_fuse_by_minmax_alike(any_store: dict) -> None:
-    from gya_memory.semantic.stores.common import FusionSpec, fuse_minmax
+    from gya_memory.lab.fusion import MinMaxFusion, fuse_minmax
     from gya_memory.semantic.sparse import query_vector
 
     orders = ["Order A7-2219 was delivered on Monday", "Order A7-2291 is still in transit"]
-    spec = FusionSpec("minmax", weights=(0.5, 0.5), pool=10)
+    spec = MinMaxFusion(weights=(0.5, 0.5), pool=10)
     with SemanticMemory(**any_store, embedder=TFIDFEmbedder(), user_id="u1", clock=clock(),
                         fusion=spec) as mem:
         mem.store_many(ARTICLE + orders)

@@ -21,9 +21,10 @@ from gya_memory.answer.dates import resolve
 from gya_memory.semantic.embeddings.local import LocalE5Embedder
 from gya_memory.answer.llm.interface import Reply
 from gya_memory.semantic.memory import SemanticMemory
-from gya_memory.answer.extraction import Proposal, extraction_messages, parse_proposals, screen
+from gya_memory.answer.extraction import Proposal, extraction_messages, parse_proposals
 from gya_memory.answer.extraction import check_messages
-from gya_memory.answer.writing import WriteReport, compare_messages, decide, history_of, pick, pick_messages, remember
+from gya_memory.answer.writing import WriteReport, decide, history_of, remember
+from gya_memory.lab.writing_levers import by_model, compare_messages, pick, pick_messages, screen
 from tests.conftest import PYTHON, child_env
 
 MONDAY = date(2026, 3, 2)
@@ -180,7 +181,7 @@ def test_a_word_for_word_repeat_is_skipped_without_asking_the_model(memory: Sema
 @pytest.mark.parametrize(("verdict", "action"), [("same", "skip"), ("replaces", "update"), ("new", "add")])
 def test_the_models_comparison_decides(memory: SemanticMemory, verdict: str, action: str) -> None:
     d = decide(Proposal("最近在戒咖啡", "user", 0), memory, Comparing(verdict=verdict), compare_min=0.5,
-               how="first")
+               how=by_model("first"))
     assert d.action == action
     assert d.compared[0][0] == "每天喝三杯咖啡"  # what it was compared with is kept
     if action == "update":
@@ -205,14 +206,16 @@ def test_an_unknown_way_to_decide_is_refused_before_anything_is_written(memory: 
     before = sorted(m.text for m in memory.all())
     for call in (lambda: decide(Proposal("最近在戒咖啡", "user", 0), memory, llm, how="maybe"),  # type: ignore[arg-type]
                  lambda: remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how="maybe")):  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match="how must be one of off, rule, first"):
+        with pytest.raises(ValueError, match="how must be one of off, rule or a model's way"):
             call()
     assert sorted(m.text for m in memory.all()) == before
+    with pytest.raises(ValueError, match="way must be one of first, best, pick, yesno"):
+        by_model("maybe")
 
 
 def test_a_fact_about_someone_else_is_never_the_same_as_the_users(memory: SemanticMemory) -> None:
     llm = Comparing(verdict="same")
-    d = decide(Proposal("在杭州读研", "user", 0), memory, llm, compare_min=0.5, how="first")
+    d = decide(Proposal("在杭州读研", "user", 0), memory, llm, compare_min=0.5, how=by_model("first"))
     assert "妹妹小雨在杭州读研" not in " ".join(llm.compared)
     assert d.action in ("add", "skip")
 
@@ -223,7 +226,7 @@ def test_the_listwise_pick_chooses_which_memory_is_compared(
         memory: SemanticMemory, letter: str, action: str, replaced: str | None) -> None:
     memory.store("每周三晚上练瑜伽", about="user")
     llm = Comparing(verdict="replaces", letter=letter)
-    d = decide(Proposal("最近在戒咖啡", "user", 0), memory, llm, compare_min=0.5, how="pick")
+    d = decide(Proposal("最近在戒咖啡", "user", 0), memory, llm, compare_min=0.5, how=by_model("pick"))
     assert (d.action, d.replaced) == (action, replaced)
     shown = llm.picked[0]
     assert shown.startswith("New: 最近在戒咖啡\nA. 每天喝三杯咖啡") and "妹妹" not in shown
@@ -254,7 +257,7 @@ def test_the_second_look_drops_what_is_not_worth_keeping_and_says_why() -> None:
 
 def test_a_report_reads_as_a_table_of_decisions(memory: SemanticMemory) -> None:
     llm = Comparing('{"fact": "最近在戒咖啡", "turn": 0}\n{"fact": 坏', verdict="replaces")
-    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how="first")
+    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how=by_model("first"))
     rows = report.rows()
     assert [r["action"] for r in rows][-1] == "dropped"
     assert rows[0]["memory"] == "最近在戒咖啡" and rows[0]["closest stored"].endswith("每天喝三杯咖啡")
@@ -263,7 +266,7 @@ def test_a_report_reads_as_a_table_of_decisions(memory: SemanticMemory) -> None:
 
 def test_remember_adds_updates_and_keeps_the_old_version_as_history(memory: SemanticMemory) -> None:
     llm = Comparing('{"fact": "最近在戒咖啡", "about": "user", "turn": 0}', verdict="replaces")
-    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how="first")
+    report = remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how=by_model("first"))
     assert report.counts()["update"] == 1
     texts = {m.text for m in memory.all()}
     assert "最近在戒咖啡" in texts and "每天喝三杯咖啡" not in texts
@@ -326,7 +329,7 @@ def test_the_agent_passes_how_on(memory: SemanticMemory) -> None:
 
     llm = Comparing('{"fact": "最近在戒咖啡", "about": "user", "turn": 0}', verdict="replaces")
     agent = MemoryAgent(memory, llm)  # type: ignore[arg-type]
-    assert agent.remember(SESSION, session_id="s3", when=MONDAY, how="first").counts()["update"] == 1
+    assert agent.remember(SESSION, session_id="s3", when=MONDAY, how=by_model("first")).counts()["update"] == 1
     assert [m.text for m in history_of(memory).all()] == ["每天喝三杯咖啡"]
 
 

@@ -57,8 +57,6 @@ _EXPORTS: dict[str, str] = {
     "extraction_messages": "gya_memory.answer.extraction",
     "parse_proposals": "gya_memory.answer.extraction",
     "remember": "gya_memory.answer.writing",
-    "compare": "gya_memory.answer.writing",
-    "pick": "gya_memory.answer.writing",
     "history_of": "gya_memory.answer.writing",
     "change_marker": "gya_memory.answer.changes",
     "replaced_by": "gya_memory.answer.changes",

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from gya_memory.answer.context import (
     Assembly, Dropped, Placed, Policy, assemble, language_for, no_hit_block,
@@ -53,32 +53,8 @@ RECALL_TOOL: dict[str, Any] = {
 }
 
 
-Recall = Literal["dense", "hybrid", "terms"]
-
-RECALL: Recall = "terms"
-"""How the agent ranks its candidates: the dense (cosine) search's first 30, re-ranked by e5's
-latent terms (:mod:`gya_memory.answer.terms`). Chosen on the tuning split of the acceptance
-set (issue 16, session 19; README, "The acceptance check"): the relevant memory placed 25 ->
-32 of 48, used 13 -> 17, no-hit and general answers unchanged; on the test sample used 7 -> 9
-of 36 (by hand, of the answers that changed: 3 right uses gained, 2 lost). ``"dense"`` is the
-cosine order, ``"hybrid"`` Qdrant's fusion with BM25 (it placed no more on the test sample)."""
-
-DRAFT_LANGUAGES: frozenset[str] = frozenset()
-"""The languages in which an advice question's candidates are also ranked with a draft answer
-(``MemoryAgent(..., draft={"en"})``): HyDE on the answer side. The model first answers with
-no memory ("check with your employer about any potential conflicts"), and each of the question's nearest
-memories is ranked by the mean of its cosine to the question and to that draft, read as a
-passage. If nothing passes the gate, the draft is the answer.
-
-Measured and kept off (issue 16, session 15; README, "The acceptance check"). On the tuning
-split it ranked the relevant memory of 17 English advice questions among the first 3 for 11
-instead of 8, but through the agent it placed two more relevant memories and used none more
-(5 of 24), and on the test sample (18 English scenarios) it placed two fewer and used as
-many (4 of 18), for 1.3 s more per ask. In Chinese the 1.5B model's drafts are one generic
-sentence (建议你提前预约) and did not rank better (10 → 10 of 15 in the first 3)."""
-
-DRAFT_DEPTH = 20
-"""How many of the question's nearest memories the draft re-ranks."""
+# Lab's CSS right-aligns table cells; inline styles on each cell win over it.
+CELL_STYLE = "style='text-align:left;vertical-align:top'"
 
 
 @dataclass(frozen=True)
@@ -96,7 +72,6 @@ class Trace:
     kind: str | None = None  # the question's kind (questions.question_kind), which picks the no-hit note
     replaced: str | None = None  # the model's own answer, when the honest no-hit reply replaced
     # or prefaced it
-    draft: str | None = None  # the draft answer that also ranked the candidates (advice questions)
 
     @property
     def answer(self) -> str:
@@ -135,8 +110,6 @@ class Trace:
             lines.append(f"kind:     {self.kind}")
         if self.tool_queries:
             lines.append(f"recall_memory called with: {self.tool_queries}")
-        if self.draft is not None:
-            lines.append(f"draft:    {quote(self.draft)} (ranked the candidates with the question)")
         lines.append("candidates:" if self.candidates else "candidates: none")
         for hit, fate in self.fates():
             lines.append(f"  {hit.score:.3f}  {hit.text}  ->  {fate}")
@@ -171,9 +144,6 @@ class Trace:
             rows.append(f"<tr><th>kind</th><td>{esc(self.kind)}</td></tr>")
         if self.tool_queries:
             rows.append(f"<tr><th>tool calls</th><td>recall_memory{esc(str(self.tool_queries))}</td></tr>")
-        if self.draft is not None:
-            rows.append(f"<tr><th>draft</th><td>{esc(quote(self.draft))} (ranked the candidates "
-                        "with the question)</td></tr>")
         hits = "".join(
             f"<li><code>{hit.score:.3f}</code> {esc(hit.text)} &rarr; <b>{esc(fate)}</b></li>"
             for hit, fate in self.fates()
@@ -190,9 +160,7 @@ class Trace:
         if self.replaced is not None:
             rows.append(f"<tr><th>replaced</th><td>{esc(quote(self.replaced))} (does not admit "
                         "it doesn't know)</td></tr>")
-        # Lab's CSS right-aligns table cells; inline styles on each cell win over it.
-        cell = "style='text-align:left;vertical-align:top'"
-        body = "".join(rows).replace("<th>", f"<th {cell}>").replace("<td>", f"<td {cell}>")
+        body = "".join(rows).replace("<th>", f"<th {CELL_STYLE}>").replace("<td>", f"<td {CELL_STYLE}>")
         return f"<table>{body}</table>"
 
 
@@ -205,24 +173,21 @@ class MemoryAgent:
     floor, then the chat model as a relevance judge, if it can report token probabilities);
     ``gate=None`` keeps the policy's ``min_score`` as the only filter (the behaviour before
     the gate existed).
+
+    Four methods are hooks for experiments and do the plain thing here:
+    :meth:`candidates_for`, :meth:`rank`, :meth:`build_context` and :meth:`reply_to` (the
+    levers measured and kept off override them in ``gya_memory.lab.agent_levers.LabAgent``).
     """
 
     def __init__(self, memory: Retriever, llm: ChatLLM, policy: Policy = Policy(), *,
-                 gate: Gate | None = Gate(), recall: Recall = RECALL,
-                 system: str | None = None, max_tokens: int = 160,
-                 draft: Collection[str] = DRAFT_LANGUAGES) -> None:
-        if recall not in get_args(Recall):
-            raise ValueError(f"recall must be 'dense', 'hybrid' or 'terms', got {recall!r}")
-        if isinstance(draft, str) or not set(draft) <= {"zh", "en"}:
-            raise ValueError(f"draft is a set of languages ('zh', 'en'), got {draft!r}")
+                 gate: Gate | None = Gate(), system: str | None = None,
+                 max_tokens: int = 160) -> None:
         self.memory = memory
-        self.recall = recall
         self.llm = llm
         self.policy = policy
         self.gate = gate
         self.system = system
         self.max_tokens = max_tokens
-        self.draft = frozenset(draft)
 
     def _policy_for(self, query: str, policy: Policy) -> Policy:
         if policy.min_score is not None or self.gate is not None:
@@ -231,49 +196,44 @@ class MemoryAgent:
 
     def candidates_for(self, query: str, policy: Policy) -> list[Any]:
         """Candidates for ``query``: more than ``top_k``, so the trace shows what was cut.
-        ``recall="hybrid"`` fuses the dense and the lexical ranking inside Qdrant (the dense
-        side already above the gate's floor; ``score`` is then the fused score);
-        ``recall="terms"`` re-ranks the dense candidates by e5's latent terms
-        (:mod:`gya_memory.answer.terms`)."""
-        top_k = max(2 * policy.top_k, 5)
-        if self.recall == "terms":
-            return by_terms(self.memory, query, top_k)
-        if self.recall == "hybrid":
-            return list(self.memory.retrieve(query, top_k=top_k, mode="hybrid"))
-        return list(self.memory.candidates(query, top_k=top_k))
+        The dense (cosine) search's first 30, re-ranked by e5's latent terms
+        (:mod:`gya_memory.answer.terms`; an embedder without them keeps the cosine order).
+        Chosen on the tuning split of the acceptance set (issue 16, session 19; README, "The
+        acceptance check"): the relevant memory placed 25 -> 32 of 48, used 13 -> 17, no-hit
+        and general answers unchanged; on the test sample used 7 -> 9 of 36 (by hand, of the
+        answers that changed: 3 right uses gained, 2 lost). The gate takes them in this order.
+        (The cosine order and Qdrant's fusion with BM25 are ``LabAgent(recall=...)``.)"""
+        return by_terms(self.memory, query, max(2 * policy.top_k, 5))
 
-    def drafts_for(self, question: str, kind: str, candidates: Sequence[Any],
-                   policy: Policy) -> bool:
-        """Does ``question`` get a draft answer to rank its candidates? Advice questions in
-        the languages of ``draft`` (:data:`DRAFT_LANGUAGES`), without hybrid recall, a gate, a
-        memory that can search by passage (``similar``) and something to rank."""
-        return (kind == "advice" and self.gate is not None and self.recall != "hybrid"
-                and bool(candidates) and hasattr(self.memory, "similar")
-                and language_for(question, policy) in self.draft)
+    def rank(self, question: str, kind: str, candidates: list[Any], policy: Policy,
+             history: Sequence[dict[str, str]]) -> list[Any]:
+        """The candidates in the order the gate takes them: as retrieved (here, always)."""
+        return candidates
 
-    def ranked_with_draft(self, question: str, draft: str, top_k: int) -> list[Any]:
-        """The question's :data:`DRAFT_DEPTH` nearest memories, ranked by the mean of their
-        cosine to the question and to ``draft`` (read as a passage); the first ``top_k``.
-        Scores stay the cosines to the question, so the gate's floor means what it meant."""
-        depth = max(DRAFT_DEPTH, top_k)
-        hits = list(self.memory.candidates(question, top_k=depth))
-        near = {h.id: float(h.score) for h in self.memory.similar(draft, top_k=depth)}
-        low = min(near.values(), default=0.0)  # a memory the draft did not reach: at most this
-        hits.sort(key=lambda h: -(float(h.score) + near.get(h.id, low)))  # stable on ties
-        return hits[:top_k]
+    def build_context(self, question: str, hits: Sequence[Any], policy: Policy, *,
+                      history: Sequence[dict[str, str]] = (), kind: str | None = None) -> Assembly:
+        """The messages of one call: :func:`gya_memory.answer.context.assemble` with this
+        agent's system line."""
+        return assemble(question, hits, policy, system=self.system, history=history, kind=kind)
+
+    def reply_to(self, messages: list[dict[str, Any]]) -> Reply:
+        """The chat model's answer to the assembled ``messages``."""
+        return self.llm.chat(messages, max_tokens=self.max_tokens)
 
     def screen(self, question: str, candidates: Sequence[Any], query: str | None = None,
                policy: Policy | None = None, kind: str | None = None,
-               keep_order: bool = False) -> tuple[list[Any], list[GateDecision]]:
+               keep_order: bool = False, floor: float | None = None
+               ) -> tuple[list[Any], list[GateDecision]]:
         """The candidates that pass the gate (all of them if there is no gate), and the
-        gate's decision for each. ``query`` is what was searched, if not the question.
+        gate's decision for each. ``query`` is what was searched, if not the question;
+        ``floor`` replaces the gate's cosine floor (:func:`gya_memory.answer.gate.floor_for`).
 
         The gate is composed in one place, :func:`gya_memory.answer.gate.screen` (with
         ``conflicts="newest_wins"``, the newest memory of each subject is judged first)."""
         policy = self.policy if policy is None else policy
         if self.gate is None:
             return list(candidates), []
-        floor = floor_for(self.memory.embedder, query or question, fused=self.recall == "hybrid")
+        floor = floor_for(self.memory.embedder, query or question, min_score=floor)
         judge = self.llm if getattr(self.llm, "gives_probabilities", False) else None
         decisions = screen(question, candidates, gate=self.gate, floor=floor, judge=judge,
                            pool=policy.top_k, kind=kind, keep_order=keep_order,
@@ -292,42 +252,27 @@ class MemoryAgent:
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         decisions: list[GateDecision] = []
-        draft: Reply | None = None
-        draft_messages: list[dict[str, Any]] = []
         if trigger == "program":
             candidates = self.candidates_for(question, policy)
             # the kind picks the model's check and the no-hit note; a name the question
             # shares with the user's memories makes it the user's own
             kind = question_kind(question, known=[h.text for h in candidates])
-            if self.drafts_for(question, kind, candidates, policy):
-                # the answer with no memory (what the no-hit branch would send) ranks the
-                # candidates with the question; if nothing passes, it is the answer
-                t_draft = time.perf_counter()
-                draft_messages = assemble(question, [], policy, system=self.system,
-                                          history=history, kind=kind).messages
-                draft = self.llm.chat(draft_messages, max_tokens=self.max_tokens)
-                candidates = self.ranked_with_draft(question, draft.text, len(candidates))
-                timings["draft"] = time.perf_counter() - t_draft
+            candidates = self.rank(question, kind, candidates, policy, history)
             t_retrieved = time.perf_counter()
             kept, decisions = self.screen(question, candidates, policy=policy, kind=kind,
-                                          keep_order=draft is not None
-                                          or self.recall == "terms")
+                                          keep_order=True)
             policy = self._policy_for(question, policy)
-            timings["retrieve"] = t_retrieved - t0 - timings.get("draft", 0.0)
+            timings["retrieve"] = t_retrieved - t0
             timings["gate"] = time.perf_counter() - t_retrieved
         else:
             kind = question_kind(question)
             candidates, kept, policy = [], [], replace(policy, no_hit="omit")
             timings["retrieve"] = 0.0
         t1 = time.perf_counter()
-        assembly = assemble(question, kept, policy, system=self.system, history=history,
-                            kind=kind)
+        assembly = self.build_context(question, kept, policy, history=history, kind=kind)
         assembly = _with_gate_drops(assembly, decisions)
         t2 = time.perf_counter()
-        if draft is not None and assembly.messages == draft_messages:
-            reply = draft  # nothing passed: the draft was this very answer
-        else:
-            reply = self.llm.chat(assembly.messages, max_tokens=self.max_tokens)
+        reply = self.reply_to(assembly.messages)
         t3 = time.perf_counter()
         timings.update(assemble=t2 - t1, answer=t3 - t2, total=t3 - t0)
         replaced = None
@@ -346,8 +291,7 @@ class MemoryAgent:
             replaced = reply.text
             reply = replace(reply, text=NO_RECORD[language_for(question, policy)] + reply.text)
         return Trace(question, trigger, candidates, assembly, reply, timings=timings,
-                     gate=decisions, kind=kind, replaced=replaced,
-                     draft=None if draft is None else draft.text)
+                     gate=decisions, kind=kind, replaced=replaced)
 
     def remember(self, messages: Sequence[dict[str, Any]], *, session_id: str,
                  when: Any, how: str | None = None) -> Any:
@@ -367,8 +311,7 @@ class MemoryAgent:
         """The model decides: it may call ``recall_memory``; the program filters the hits and
         returns them as the tool result; the model answers with them (at most two rounds)."""
         t0 = time.perf_counter()
-        base = assemble(question, [], replace(policy, no_hit="omit"), system=self.system,
-                        history=history)
+        base = self.build_context(question, [], replace(policy, no_hit="omit"), history=history)
         messages: list[dict[str, Any]] = list(base.messages)
         candidates: list[Any] = []
         placed: list[Placed] = []

@@ -7,9 +7,9 @@ per fact: the fact as a self-contained note in the user's language, whom it is a
 turn it came from (:func:`extraction_messages`). Only the user's turns are shown: what the
 assistant said is not a fact about the user. Small models write broken JSON, so
 :func:`parse_proposals` takes what it can read object by object, checks every field, and
-drops (and counts) the rest; a half-read fact is never stored. :func:`screen` is an optional
-second look ("still useful next month?"). What happens to each proposal next is
-:mod:`gya_memory.answer.writing`.
+drops (and counts) the rest; a half-read fact is never stored. (A second look by the model,
+"still useful next month?", was measured and kept off: ``gya_memory.lab.writing_levers.screen``.)
+What happens to each proposal next is :mod:`gya_memory.answer.writing`.
 """
 
 from __future__ import annotations
@@ -323,50 +323,3 @@ def propose(llm: Any, messages: Sequence[Mapping[str, Any]], when: date | dateti
     reply = llm.chat(extraction_messages(messages, when), max_tokens=max_tokens)
     proposals, dropped = parse_proposals(reply.text, messages)
     return reply.text, proposals, dropped
-
-
-# A second look at each proposal: small models keep passing remarks ("气泡水不错", "Lunch at
-# work is a nightmare"). One first-token judgement per proposal (the instructions are
-# prefilled once and cached), far cheaper than a longer extraction prompt.
-WORTH_SYSTEM = (
-    "You keep notes about a user for future conversations. Would this note still be useful "
-    "to know about the user a month from now? Reply yes or no.\n"
-    "yes: health, allergies, diet, family and pets, work, home, money, plans with a date, "
-    "lasting preferences and habits, things they own.\n"
-    "no: what happened today only, passing remarks and opinions, thanks and greetings, a "
-    "question they asked, advice they were given.\n"
-    "Note: Allergic to penicillin -> yes\n"
-    "Note: Thought the film last night was boring -> no\n"
-    "Note: 女儿朵朵2026-05-09开始上游泳课 -> yes\n"
-    "Note: 觉得今天的天气不错 -> no\n"
-    "Note: Asked for a recipe for banana bread -> no\n"
-    "Note: 每周六早上打羽毛球 -> yes"
-)
-WORTH_MIN = 0.0  # P(yes) a proposal needs to be kept (0: the second look is off)
-
-
-def worth_messages(fact: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": WORTH_SYSTEM},
-            {"role": "user", "content": f"Note: {' '.join(fact.split())} ->"}]
-
-
-def worth_keeping(llm: Any, fact: str) -> float:
-    """P(yes) / (P(yes) + P(no)) that ``fact`` is still worth knowing next month."""
-    probs = llm.next_token_probs(worth_messages(fact))
-    yes, no = probs.get("yes", 0.0), probs.get("no", 0.0)
-    return round(yes / (yes + no), 4) if yes + no > 0 else 0.5
-
-
-def screen(llm: Any, proposals: Sequence[Proposal], *, minimum: float = WORTH_MIN
-           ) -> tuple[list[Proposal], list[tuple[str, str]]]:
-    """The proposals worth keeping (P(yes) at least ``minimum``), and the others as dropped."""
-    if minimum <= 0 or llm is None:
-        return list(proposals), []
-    kept, dropped = [], []
-    for p in proposals:
-        value = worth_keeping(llm, p.text)
-        if value >= minimum:
-            kept.append(p)
-        else:
-            dropped.append((p.text, f"not worth keeping (P(yes) {value:.2f})"))
-    return kept, dropped

@@ -23,11 +23,8 @@ and a trace shows every step:
    ("does the answer need this fact?"; ``P(yes) >= judge_min``); for a *general* question
    the judge with a high bar (``general_min``). Both read the first token's probabilities
    (one prefill, no text generated).
-5. **changed since** (optional, ``Gate(changed=True)``; fact questions only, no model): a
-   passed memory that a newer candidate says has changed (about the same person, a sign of
-   change such as 现在 / 换了 / "now" / "moved", a shared key word: :mod:`gya_memory.answer.changes`)
-   is dropped: "我现在在哪个平台买衣服？" should not get 淘宝 when a later memory says
-   现在很少上淘宝了.
+
+(A fifth step, "changed since", was measured and kept off: ``gya_memory.lab.agent_levers.ChangedGate``.)
 
 Why two prompts: on the tuning split of the acceptance set the yes/no judge ranked a
 look-alike above the relevant memory more often than not (AUC 0.38 zh, 0.24 en: a trap that
@@ -56,7 +53,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from gya_memory.base.checks import is_int, is_number
 from gya_memory.answer.extraction import MAX_FACT_CHARS
@@ -82,13 +79,8 @@ RECALL_FLOOR_BY_LANGUAGE: dict[str, dict[str, float]] = {
 JUDGE_MIN = 0.2
 FACT_MIN = 0.98
 GENERAL_MIN = 0.9
-# Which advice candidates fill the judge's pool: the best by cosine, or the best by the
-# reader's 1 - P(unknown) ("can this one fact answer the question?"). On the tuning split the
-# reader ranked the relevant memory of an advice question first more often than cosine in
-# Chinese, less often in English; on the test split it placed it less often in Chinese, used
-# it twice more in English, and tripled the time of an advice question (the reader reads every
-# candidate the free checks keep). So cosine stays (README, "The acceptance check").
-ADVICE_RANK = "cosine"
+# The judge's pool takes advice candidates by cosine; ranking them by the reader instead was
+# measured and kept off (gya_memory.lab.agent_levers.ReaderGate).
 
 
 @dataclass(frozen=True)
@@ -125,12 +117,6 @@ class Gate:
       answer need this fact?") and passes at ``P(yes) >= judge_min``; a **general** question
       passes at ``P(yes) >= general_min``. ``judge_min=None`` turns the model off (the free
       checks alone decide);
-    - ``changed``: for fact questions, drop a passed memory that a newer candidate says has
-      changed (step 5 of the module docstring). Off by default: on the tuning split it removed
-      one no-hit false hit (en) and lost no relevant memory, on the test sample it fired for
-      no question at all, and a shared name is a weak key ("Has a boxer named Bruno" would
-      give way to "Bruno was switched to a new food" for "How old is Bruno?"). For advice it
-      dropped still-true facts on the tuning split, so it never runs there.
     """
 
     pool: int | None = None
@@ -140,15 +126,11 @@ class Gate:
     general_min: float = GENERAL_MIN
     about: bool = True
     rules: bool = True
-    judge_language: Literal["question", "en"] = "question"
-    advice_rank: Literal["cosine", "reader"] = ADVICE_RANK
-    changed: bool = False
+    # the language of the judge's and the reader's prompts (None: the question's; English for
+    # every question was tried: gya_memory.lab.agent_levers.EnglishJudgeGate); not a field
+    prompt_language: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
-        if self.judge_language not in ("question", "en"):
-            raise ValueError(f"judge_language must be 'question' or 'en', got {self.judge_language!r}")
-        if self.advice_rank not in ("cosine", "reader"):
-            raise ValueError(f"advice_rank must be 'cosine' or 'reader', got {self.advice_rank!r}")
         if self.pool is not None and not is_int(self.pool, low=1):
             raise ValueError(f"pool must be a whole number of at least 1, got {self.pool!r}")
         for name in ("floor", "judge_min", "fact_min", "general_min"):
@@ -167,25 +149,19 @@ class Gate:
         gate has none of its own; ``judge`` is the chat model, if the model step runs;
         ``pool`` is used when the gate has none of its own (an agent passes its ``top_k``);
         ``kind`` is the question's kind (``None``: :func:`questions.question_kind`);
-        ``keep_order``: the hits are already ranked (by more than their ``score``, e.g. with a
-        draft answer: ``MemoryAgent``), so the pool takes them in the order given."""
+        ``keep_order``: the hits are already ranked (by more than their ``score``, e.g. by
+        e5's latent terms: ``MemoryAgent``), so the pool takes them in the order given."""
         from gya_memory.answer.questions import question_kind
 
         floor = self.floor if self.floor is not None else floor
         pool = self.pool if self.pool is not None else (pool or 3)
         kind = kind or question_kind(question, known=[h.text for h in hits])
-        language = "en" if self.judge_language == "en" else None
+        language = self.prompt_language
         decisions: list[GateDecision] = []
         judged = 0
         ranked = list(hits) if keep_order else sorted(hits, key=lambda h: -float(h.score))
         # the free checks first, so a look-alike they drop leaves its place in the pool
-        drops = {id(h): self._free_check(question, h, floor, kind) for h in ranked}
-        if kind == "advice" and self.advice_rank == "reader" and judge is not None \
-                and self.judge_min is not None:
-            # the reader ranks the candidates the free checks keep; the pool takes its best
-            read = {id(h): reader_relevance(judge, question, h.text, language=language)
-                    for h in ranked if drops[id(h)] is None}
-            ranked.sort(key=lambda h: -read.get(id(h), -1.0))
+        drops = {id(h): self.free_check(question, h, floor, kind) for h in ranked}
         for hit in ranked:
             dropped = drops[id(hit)]
             if dropped is not None:
@@ -206,11 +182,9 @@ class Gate:
                 p = judge_relevance(judge, question, hit.text, language=language)
                 ok = p >= (self.judge_min if kind == "advice" else self.general_min)
                 decisions.append(GateDecision(hit, ok, "passed" if ok else "judge: no", p, "judge"))
-        if self.changed and kind == "fact":
-            decisions = [_changed_since(d, hits) for d in decisions]
         return decisions
 
-    def _free_check(self, question: str, hit: Any, floor: float, kind: str) -> str | None:
+    def free_check(self, question: str, hit: Any, floor: float, kind: str) -> str | None:
         """Why a free check drops ``hit`` (floor, whose fact, the asked detail), or None."""
         from gya_memory.answer.about import fits
         from gya_memory.answer.slots import missing_slot, plan_asked_as_done
@@ -226,26 +200,6 @@ class Gate:
         if rules and plan_asked_as_done(question, hit.text):
             return "a plan asked as done"
         return None
-
-
-def _changed_since(decision: GateDecision, hits: Sequence[Any]) -> GateDecision:
-    """A passed memory that a newer one says has changed (:mod:`gya_memory.answer.changes`: about the
-    same person, a sign of change, a shared key word) no longer answers a fact question:
-    "我现在在哪个平台买衣服？" must not get 淘宝 when a later memory says 现在很少上淘宝了."""
-    from gya_memory.answer.changes import change_marker, shared_keys
-    from gya_memory.answer.context import written_at
-
-    if not decision.passed:
-        return decision
-    old = decision.hit
-    when, whose = written_at(old), about_of_hit(old)
-    for new in hits:
-        if new is not old and written_at(new) > when \
-                and about_of_hit(new) == whose and change_marker(new.text) \
-                and shared_keys(new.text, old.text):
-            return GateDecision(old, False, "changed since: " + new.text[:40], decision.p_yes,
-                                decision.judge)
-    return decision
 
 
 def is_statement(text: str) -> bool:

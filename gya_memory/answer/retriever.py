@@ -1,7 +1,8 @@
 """What an agent needs from a memory, written down as a type: :class:`Retriever`.
 
 :class:`~gya_memory.answer.agent.MemoryAgent` and the evaluation ask a memory for ranked
-candidates (``candidates``), for a hybrid ranking when ``recall="hybrid"`` (``retrieve``),
+candidates (``candidates``), for the best memories above a threshold or a hybrid ranking
+(``retrieve``; the lab's agent with ``recall="hybrid"``),
 and for its embedder's thresholds (``embedder.threshold(query)``, and the recall floor of
 :func:`gya_memory.answer.gate.recall_floor`, which reads ``embedder.name``).
 :class:`~gya_memory.semantic.memory.SemanticMemory` is one; a test double need only have these.

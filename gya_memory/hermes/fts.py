@@ -296,13 +296,6 @@ def _count(haystack: str, needle: str, overlapping: bool) -> int:
     return count
 
 
-def occurrences(text: str, term: str) -> int:
-    """How often ``term`` occurs in ``text`` (overlapping, case folded like the index): a
-    phrase of trigrams matches wherever the term's characters do."""
-    needle = term.lower()
-    return _count(text.lower(), needle, any(needle[:k] == needle[-k:] for k in range(1, len(needle))))
-
-
 class BM25:
     """FTS5's BM25 score (higher is better) for ``terms``, computed over one user's
     messages (``stats``) instead of every user's.

@@ -11,6 +11,11 @@ library: nothing in the library imports it (tests/test_layers.py).
 - ``gate_features``       scores tried for the gate
 - ``experiments``         the placement experiment
 - ``plots``               score bars, heatmaps, distributions (with a CJK font)
+- ``agent_levers``        the answer path's levers, measured and kept off: a draft answer
+                          ranks the candidates, a direct wording, the reader ranks advice,
+                          "changed since" in the gate
+- ``writing_levers``      the write path's: the model decides updates, a second look
+- ``fusion``              the min-max blend for hybrid search (not the default fusion)
 """
 
 from __future__ import annotations
@@ -38,6 +43,13 @@ _EXPORTS: dict[str, str] = {
     "outcome": "gya_memory.lab.acceptance",
     "question_for": "gya_memory.lab.acceptance",
     "wanted": "gya_memory.lab.acceptance",
+    "LabAgent": "gya_memory.lab.agent_levers",
+    "ReaderGate": "gya_memory.lab.agent_levers",
+    "ChangedGate": "gya_memory.lab.agent_levers",
+    "by_model": "gya_memory.lab.writing_levers",
+    "compare": "gya_memory.lab.writing_levers",
+    "pick": "gya_memory.lab.writing_levers",
+    "MinMaxFusion": "gya_memory.lab.fusion",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -142,7 +142,7 @@ class Answer:
     invented: list[str] = field(default_factory=list)
     seconds: float = 0.0
     replaced: str | None = None  # the model's words, when the no-hit reply replaced or prefaced them
-    draft: str | None = None  # the draft answer that ranked the candidates (advice, MemoryAgent.draft)
+    draft: str | None = None  # the draft answer that ranked the candidates (advice, LabAgent.draft)
 
 
 def run(scenarios: Sequence[Scenario], stores: dict[str, Any],
@@ -327,9 +327,8 @@ def about_table(scenarios: Sequence[Scenario]) -> dict[str, float]:
 def main(argv: Sequence[str] | None = None) -> int:
     from typing import get_args
 
-    from gya_memory.answer.agent import DRAFT_LANGUAGES, RECALL, Recall
     from gya_memory.answer.context import Order, Placement, Policy
-    from gya_memory.answer.gate import ADVICE_RANK, Gate
+    from gya_memory.lab.agent_levers import DRAFT_LANGUAGES, Recall
 
     parser = argparse.ArgumentParser(prog="python -m gya_memory.lab.acceptance",
                                      description=__doc__.split("\n\n")[0])
@@ -340,12 +339,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1,
                         help="every N-th scenario of each part (a fixed sample)")
     parser.add_argument("--json", type=Path, help="write every answer here")
-    parser.add_argument("--advice-rank", choices=["cosine", "reader"], default=ADVICE_RANK,
+    parser.add_argument("--advice-rank", choices=["cosine", "reader"], default="cosine",
                         help="the gate's ranking of advice candidates (default: %(default)s)")
-    parser.add_argument("--recall", choices=get_args(Recall), default=RECALL,
+    parser.add_argument("--recall", choices=get_args(Recall), default="terms",
                         help="the agent's candidates: dense, hybrid, or dense re-ranked by "
                              "e5's latent terms (default: %(default)s)")
-    parser.add_argument("--single", choices=["plain", "direct"], default=Policy().single,
+    parser.add_argument("--single", choices=["plain", "direct"], default="plain",
                         help="the wording when one memory is placed (default: %(default)s)")
     parser.add_argument("--order", choices=get_args(Order), default=Policy().order,
                         help="the order of the placed memories (default: %(default)s)")
@@ -358,7 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "answer too, comma-separated, or 'none' (default: %(default)s)")
     args = parser.parse_args(argv)
 
-    from gya_memory.answer.agent import MemoryAgent
+    from gya_memory.answer.gate import Gate
+    from gya_memory.lab.agent_levers import LabAgent, ReaderGate
     from gya_memory.semantic.embeddings import get_embedder
     from gya_memory.answer.llm import get_llm
     from gya_memory.lab.scenarios import store_scenarios
@@ -380,13 +380,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {a.scenario} {a.condition:13} {a.outcome:15} {a.seconds:5.1f} s  "
               f"{a.answer[:70]!r}", flush=True)
 
-    gate = Gate(advice_rank=args.advice_rank)
-    policy = Policy(single=args.single, top_k=args.top_k, order=args.order,
-                    placement=args.placement)
+    gate = ReaderGate() if args.advice_rank == "reader" else Gate()
+    policy = Policy(top_k=args.top_k, order=args.order, placement=args.placement)
     drafts = [] if args.draft == "none" else [x for x in args.draft.split(",") if x]
     answers = run(scenarios, stores,
-                  lambda m: MemoryAgent(m, llm, policy, gate=gate, recall=args.recall,
-                                        draft=drafts),
+                  lambda m: LabAgent(m, llm, policy, gate=gate, recall=args.recall,
+                                     draft=drafts, single=args.single),
                   [c for c in args.conditions.split(",") if c], progress=show)
     by_id = {s.id: s for s in scenarios}
     print("\n" + rates_table(answers, by_id).to_string())

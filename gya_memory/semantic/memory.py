@@ -188,10 +188,6 @@ class SemanticMemory(ModelLifecycle):
             raise RuntimeError(f"{self!r} is closed; open a new SemanticMemory")
         return self._store
 
-    @property
-    def is_local(self) -> bool:
-        return self._store.exclusive
-
     def _where(self, *, ids: list[str] | None = None, **equal: Any) -> Where:
         """This user's points (every query goes through here), optionally only ``ids`` and
         those whose payload has the ``equal`` values."""
@@ -265,7 +261,7 @@ class SemanticMemory(ModelLifecycle):
     def similar(self, text: str, top_k: int = 10) -> list[Hit]:
         """The ``top_k`` memories nearest to ``text`` read as a passage, like a stored memory
         (e5's ``passage:`` side), not as a question: for a text that reads like an answer,
-        e.g. the agent's draft answer to an advice question (``MemoryAgent``)."""
+        e.g. a draft answer to an advice question (``gya_memory.lab.agent_levers.LabAgent``)."""
         text = check_memory_text("text", text)
         top_k = check_top_k(top_k)
         return self._nearest(self._embed_documents([text])[0], top_k)

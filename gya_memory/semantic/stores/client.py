@@ -119,9 +119,6 @@ class ClientStore(VectorStore):
         return CollectionSpec(params.size, str(params.distance.value).lower(),
                               dict(info.config.metadata or {}))
 
-    def set_metadata(self, name: str, metadata: dict[str, Any]) -> None:
-        self.client.update_collection(self._physical(name), metadata=metadata)
-
     def build(self, name: str, spec: CollectionSpec) -> str:
         m = _models()
         if name not in self._aliases() and self.client.collection_exists(name):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from gya_memory.semantic.sparse import Sparse
 from gya_memory.base.errors import GyaMemoryError
@@ -65,56 +65,27 @@ class FusionSpec:
 
     - ``rrf``: ``Σ weight / (k + rank)``, ``k`` and one weight per ranking (dense, sparse);
     - ``dbsf``: distribution-based score fusion (each ranking's scores normalised by their
-      mean ± 3 standard deviations, then summed);
-    - ``minmax``: each ranking's scores normalised to 0-1 over its ``pool`` candidates (best
-      1, worst 0; a memory missing from a ranking gets 0 there), then ``weights[0] * dense +
-      weights[1] * sparse``. Qdrant fuses only with RRF and DBSF, so this one runs in Python
-      over the two rankings the store returns (:func:`fuse_minmax`).
+      mean ± 3 standard deviations, then summed).
 
-    ``pool``: how many candidates each ranking brings (per user).
+    ``pool``: how many candidates each ranking brings (per user). A min-max blend, measured
+    and not made the default, is ``gya_memory.lab.fusion.MinMaxFusion``: a fusion with its
+    own ``fuse`` method, which :meth:`VectorStore.hybrid` runs instead of the engine's.
     """
 
-    method: Literal["rrf", "dbsf", "minmax"] = "rrf"
+    method: str = "rrf"
     k: int = 60
     weights: tuple[float, float] = (1.0, 1.0)
     pool: int = 20
+    methods: ClassVar[tuple[str, ...]] = ("rrf", "dbsf")  # the methods this class accepts
 
     def __post_init__(self) -> None:
-        if self.method not in ("rrf", "dbsf", "minmax"):
-            raise ValueError(f"fusion method must be 'rrf', 'dbsf' or 'minmax', got {self.method!r}")
+        if self.method not in self.methods:
+            raise ValueError(f"fusion method must be one of {', '.join(self.methods)}, got {self.method!r}")
         if self.k < 1 or self.pool < 1 or len(self.weights) != 2 or min(self.weights) < 0:
             raise ValueError(f"bad fusion settings: {self}")
 
     def label(self) -> str:
-        if self.method == "dbsf":
-            return "DBSF"
-        if self.method == "minmax":
-            return f"min-max w={self.weights[0]:g}:{self.weights[1]:g} pool={self.pool}"
-        return f"RRF k={self.k} w={self.weights[0]:g}:{self.weights[1]:g}"
-
-
-def _normalised(found: Sequence[Found]) -> dict[str, float]:
-    """Scores mapped to 0-1 over ``found`` (all equal: 1)."""
-    if not found:
-        return {}
-    lo, hi = min(f.score for f in found), max(f.score for f in found)
-    span = hi - lo
-    return {f.id: 1.0 if span <= 1e-12 else (f.score - lo) / span for f in found}
-
-
-def fuse_minmax(dense: Sequence[Found], lexical: Sequence[Found], weights: tuple[float, float],
-                limit: int) -> list[Found]:
-    """The min-max blend of two rankings (best first in, best first out), ``score`` the
-    blended score. Ties keep the dense order, then the lexical order."""
-    d, lx = _normalised(dense), _normalised(lexical)
-    first: dict[str, Found] = {}
-    for f in [*dense, *lexical]:
-        first.setdefault(f.id, f)
-    order = {pid: i for i, pid in enumerate(first)}
-    score = {pid: weights[0] * d.get(pid, 0.0) + weights[1] * lx.get(pid, 0.0) for pid in first}
-    ranked = sorted(first, key=lambda pid: (-score[pid], order[pid]))[:limit]
-    return [Found(pid, score[pid], first[pid].payload, first[pid].vector, first[pid].sparse)
-            for pid in ranked]
+        return "DBSF" if self.method == "dbsf" else f"RRF k={self.k} w={self.weights[0]:g}:{self.weights[1]:g}"
 
 
 @dataclass(frozen=True)
@@ -143,9 +114,6 @@ class VectorStore:
         raise NotImplementedError
 
     def spec(self, name: str) -> CollectionSpec:
-        raise NotImplementedError
-
-    def set_metadata(self, name: str, metadata: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def create(self, name: str, spec: CollectionSpec) -> None:
@@ -196,12 +164,11 @@ class VectorStore:
     def hybrid(self, name: str, vector: Sequence[float], sparse: Sparse, limit: int,
                where: Where, fusion: FusionSpec, dense_floor: float | None) -> list[Found]:
         """Both rankings fused by ``fusion``, the dense side above ``dense_floor``. RRF and
-        DBSF run inside the engine (each store's ``_engine_hybrid``); min-max here."""
-        if fusion.method == "minmax":
-            dense = [f for f in self.dense(name, vector, fusion.pool, where)
-                     if dense_floor is None or f.score >= dense_floor]
-            return fuse_minmax(dense, self.lexical(name, sparse, fusion.pool, where),
-                               fusion.weights, limit)
+        DBSF run inside the engine (each store's ``_engine_hybrid``); a fusion with its own
+        ``fuse(store, name, vector, sparse, limit, where, dense_floor)`` runs that."""
+        fuse = getattr(fusion, "fuse", None)
+        if fuse is not None:
+            return fuse(self, name, vector, sparse, limit, where, dense_floor)
         return self._engine_hybrid(name, vector, sparse, limit, where, fusion, dense_floor)
 
     def _engine_hybrid(self, name: str, vector: Sequence[float], sparse: Sparse, limit: int,

@@ -206,10 +206,6 @@ class EdgeStore(VectorStore):
         entry = self._collections[name]
         return CollectionSpec(entry["dim"], entry["distance"], dict(entry.get("metadata", {})))
 
-    def set_metadata(self, name: str, metadata: dict[str, Any]) -> None:
-        self._collections[name]["metadata"] = dict(metadata)
-        self._write_pointer()
-
     def build(self, name: str, spec: CollectionSpec) -> str:
         q = edge_module()
         temp = f"{name}-{uuid.uuid4().hex[:12]}"
