@@ -18,6 +18,13 @@ changes: the same candidates, gate and outcome rules.
   I ask for a specific thing about me or my people (a name, a place, a date, a number), say you
   don't know it": for fact questions the kind rule reads as advice ("Where should I tell him to
   go?"), which on an empty store got the "no record" sentence and then a guess.
+- ``what_would_change`` (both languages, session 23): the advice note when nothing passed
+  asks for general advice and then the fact about the user that would change it ("if Bruno
+  has a sensitive stomach…"), instead of "where it matters, say you don't know my situation":
+  on an empty store the shipped note gets a bare "Yes, you can give Bruno the treats".
+- ``what_would_change_bare`` (both languages, session 23): the same without the examples,
+  which ``what_would_change`` made the model copy ("if you have allergies, hang the mirror with
+  tape").
 - ``longer`` (both languages, session 21): the system message allows two or three sentences
   instead of one or two (in every branch), the only change: the shipped answers that ignore a
   placed memory are often a bare yes or no.
@@ -39,6 +46,20 @@ WORDINGS = {
         ("zh", "no_hit_advice"): "（你没有关于我这方面情况的记录。给出实用的一般建议；在需要的地方"
                                  "说明你不了解我的具体情况；不要假设任何关于我的事。如果我问的是关于"
                                  "我或我身边的人的具体信息，比如名字、地点、日期或数字，就说你不知道。）"},
+    "what_would_change": {
+        ("en", "no_hit_advice"): "(You have no record of my situation on this. Give practical "
+                                 "general advice, then say which fact about me would change it "
+                                 "(for example my health, allergies, budget or schedule); do not "
+                                 "guess that fact.)",
+        ("zh", "no_hit_advice"): "（你没有关于我这方面情况的记录。先给出实用的一般建议，再说明我的"
+                                 "哪方面情况会改变这个建议（比如健康、过敏、预算或日程）；不要猜测"
+                                 "这些情况。）"},
+    "what_would_change_bare": {
+        ("en", "no_hit_advice"): "(You have no record of my situation on this. Give practical "
+                                 "general advice, then say in one short clause what about me "
+                                 "could change it; do not guess it.)",
+        ("zh", "no_hit_advice"): "（你没有关于我这方面情况的记录。先给出实用的一般建议，再用一句短话"
+                                 "说明我的什么情况可能改变这个建议；不要猜测。）"},
     "longer": {("en", "system"): "You are a helpful assistant. Keep answers short: two or three "
                                  "sentences.",
                ("zh", "system"): "你是一个贴心的助手。回答要简短，两三句话。"},
