@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from gya_memory.base.clock import CHINA_TZ, FixedClock
-from gya_memory.episodic.memory import MAX_FACT_CHARS, MAX_SUBJECT_CHARS, EpisodicMemory, Fact, as_dataframe, default_path, read_in_fresh_process
+from gya_memory.episodic.memory import MAX_FACT_CHARS, MAX_SUBJECT_CHARS, EpisodicMemory, Fact, default_path
+from gya_memory.teaching.episodic_kit import as_dataframe, read_in_fresh_process
 from gya_memory.base.checks import MAX_ID_CHARS
 from gya_memory.episodic.sqlite import UnsafeJournalWarning
 from gya_memory.teaching.examples import FACTS_EN, FACTS_ZH, USER_EN, USER_ZH, notebook_clock

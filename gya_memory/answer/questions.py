@@ -16,10 +16,12 @@ fact; a question that asks for a judgement or a plan ("能…吗", "该…", "�
 "any tips") is advice if it has a personal marker (我 / my / I) and general if it doesn't.
 Two exceptions: someone asking the user for a fact of theirs ("保安问我车是什么牌子，我该怎么说？",
 "she's asking what I take. What should I tell her?") is a fact, and so is anything with 来着;
-so is a fact asked as a task or about someone of the user's ("Which city should I put on the
-envelope for my brother?", "表格上我女儿的学校该填哪个？", "What does my son usually order?",
-"我姐穿多大码？"), while a which/what that asks for a judgement stays advice ("Which wine would go
-with the steak I'm cooking?", "给我妈带什么礼物好？");
+so is an English fact asked as a task or about someone of the user's ("Which city should I put
+on the envelope for my brother?", "What does my son usually order?"), while a which/what that
+asks for a judgement stays advice ("Which wine would go with the steak I'm cooking?",
+"给我妈带什么礼物好？"). (The same relays in Chinese, 该填哪个 / 多大码 / 提醒他什么, were tried and
+left out: read as facts, they meet the strict reader, which rejected the stored fact that
+answers them, 对青霉素过敏 for "我需要提醒他什么？".)
 "How much/long/often should I …?" and a how-to ("How can I tell when running shoes are worn
 out?") with no my/me are general knowledge; a how-to about the asker's own body or habits
 ("How can I sleep better?") stays advice.
@@ -41,8 +43,8 @@ of the no-hit answer.
 ('fact', 'advice')
 >>> question_kind("How long should you boil an egg for a runny yolk?")
 'general'
->>> question_kind("Which city should I put on the envelope for my brother?"), question_kind("表格上我女儿的学校该填哪个？")
-('fact', 'fact')
+>>> question_kind("Which city should I put on the envelope for my brother?")
+'fact'
 >>> question_kind("Which wine would go with the steak I'm cooking?"), question_kind("给我妈带什么礼物好？")
 ('advice', 'advice')
 >>> question_kind("What brand is Farah's lunchbox?"), question_kind("What brand is Farah's lunchbox?", known=["Bought Farah a purple backpack"])
@@ -82,11 +84,7 @@ _FACT_EN = re.compile(
 # Someone asks the user for a fact of theirs and the user asks what to reply ("保安问我车是什么牌子，
 # 我该怎么说？", "The pharmacist is asking what I'm taking. What should I tell her?"): a fact
 # phrased as a task. 来着 ("what was it again") always asks for a remembered fact.
-_RELAY_ZH = re.compile(
-    r"来着|问我[^，,。？?！!]{0,14}(什么|啥|哪|几|多少|谁)|你还?记得吗|"
-    r"(写|填|报)(哪|什么|啥|多少|几)|(尺码|码数|鞋码)[^，,。？?！!]{0,4}(多少|多大|哪|几)|"
-    r"[她他它](的|们)?[^，,。？?！!我]{0,8}(什么|啥|哪|几|多少|谁)(?![^，,。？?！!]{0,6}(好|合适))"
-)
+_RELAY_ZH = re.compile(r"来着|问我[^，,。？?！!]{0,14}(什么|啥|哪|几|多少|谁)")
 _RELAY_EN = re.compile(
     r"\b(asking|asks|asked|wants to know|want to know)\b( me)?( for)? (what|which|where|when|who|how "
     r"(many|much|old|long))\b|\bwhat('s| is) the name of\b[^.?!]{0,40}\b(i|my)\b"

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gya_memory.base.checks import check_count, check_flag
 from gya_memory.base.checks import check_text as _check_text
@@ -40,9 +39,6 @@ from gya_memory.hermes.injection import check_allow, check_for_store
 from gya_memory.base.checks import MAX_ID_CHARS
 from gya_memory.base.config import data_path
 from gya_memory.episodic.sqlite import SQLiteStore
-
-if TYPE_CHECKING:  # pandas is imported only when a table is asked for
-    import pandas as pd
 
 MAX_SUBJECT_CHARS = 100
 MAX_FACT_CHARS = 2000
@@ -266,28 +262,6 @@ class EpisodicMemory(SQLiteStore):
                              f"{MAX_ROW_ID:,}), got {fact_id!r}")
         return fact_id
 
-
-
-def as_dataframe(facts: Iterable[Fact]) -> pd.DataFrame:
-    """The facts as a pandas table, one row each, for display in a notebook."""
-    import pandas as pd
-
-    columns = list(Fact.__dataclass_fields__)
-    return pd.DataFrame([f.as_dict() for f in facts], columns=columns).set_index("id")
-
-
-def read_in_fresh_process(path: str | os.PathLike[str], user_id: str = DEFAULT_USER) -> list[Fact]:
-    """Read every fact of ``user_id`` from ``path`` in a brand-new Python process.
-
-    This is the restart test in one call: nothing of this process's memory can reach the
-    child, so whatever comes back was on disk.
-    """
-    out = subprocess.run(
-        [sys.executable, "-m", "gya_memory.episodic.memory", str(path), "--user", user_id],
-        check=True, capture_output=True, text=True, encoding="utf-8",
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    ).stdout
-    return [Fact(**json.loads(line)) for line in out.splitlines() if line.strip()]
 
 
 def _main(argv: Sequence[str] | None = None) -> int:

@@ -4,6 +4,7 @@ exercises' self-checks. Not part of the library: nothing in the library imports 
 
 - ``display``     quote, table, wrap, show; the CJK font for plots
 - ``examples``    the article's example data, in Chinese and English; its procedural example
+- ``episodic_kit`` notebook 03's restart check (a fresh process reads the file) and facts as a table
 - ``exercises/``  the notebooks' self-checks (``check.exercise_03_1(answer)``)
 
 Notebook 08 breaks things on purpose with the fault kit (:mod:`gya_memory.faults`, also apart
@@ -34,7 +35,8 @@ _EXPORTS: dict[str, str] = {
     "notebook_clock": "gya_memory.teaching.examples",
     "DIETARY_ADVICE": "gya_memory.teaching.examples",
     "dietary_advice": "gya_memory.teaching.examples",
-    "read_in_fresh_process": "gya_memory.episodic.memory",  # notebook 03's restart check
+    "read_in_fresh_process": "gya_memory.teaching.episodic_kit",  # notebook 03's restart check
+    "as_dataframe": "gya_memory.teaching.episodic_kit",
     **FAULT_KIT,  # notebook 08's fault kit (gya_memory.faults)
 }
 
