@@ -21,7 +21,7 @@ What it measures:
 4. The store alone at ``--sizes`` (default 10k, 100k; add 1,000,000 for the 1M run):
    SYNTHETIC unit vectors (384-d, random normal, normalised) and the sparse vectors of
    made-up memory texts, about 100 memories per user. Upserts in batches of 1,000 straight
-   into :class:`gya_memory.semantic.stores.EdgeStore` (embedding excluded; making the sparse vectors
+   into :class:`gya_memory.semantic.stores.edge.EdgeStore` (embedding excluded; making the sparse vectors
    is timed apart), then flush, optimize (index building), close, reopen (open time), and
    ``--queries`` queries of each kind filtered to one user (dense, lexical, hybrid; a
    different user each time), disk per memory and the RSS of this process.

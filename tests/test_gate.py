@@ -494,11 +494,11 @@ def test_the_local_model_judges_repeatably_and_tells_related_from_unrelated() ->
     from pathlib import Path
 
     from gya_memory.answer.llm import get_llm
-    from gya_memory.answer.llm.interface import llm_settings
+    from gya_memory.base.config import get_settings
 
     model_dir = os.environ.get("GYA_LLM_MODEL_DIR") or str(
         Path(tempfile.gettempdir()) / "gya_memory-models")
-    model = get_llm(llm_settings({"GYA_LLM_MODEL_DIR": model_dir}))
+    model = get_llm(get_settings({"GYA_LLM_MODEL_DIR": model_dir}))
     assert model.gives_probabilities
     try:
         related = judge_relevance(model, "我今晚能喝杯拿铁吗？", "最近在戒咖啡，想少喝一点")
@@ -525,11 +525,11 @@ def test_answers_between_judgements_do_not_change_them() -> None:
     from pathlib import Path
 
     from gya_memory.answer.llm import get_llm
-    from gya_memory.answer.llm.interface import llm_settings
+    from gya_memory.base.config import get_settings
 
     model_dir = os.environ.get("GYA_LLM_MODEL_DIR") or str(
         Path(tempfile.gettempdir()) / "gya_memory-models")
-    model = get_llm(llm_settings({"GYA_LLM_MODEL_DIR": model_dir}))
+    model = get_llm(get_settings({"GYA_LLM_MODEL_DIR": model_dir}))
     question, fact = "我今晚能喝杯拿铁吗？", "最近在戒咖啡，想少喝一点"
     try:
         judge_relevance(model, question, "每周六早上去打羽毛球")

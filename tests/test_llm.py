@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from gya_memory.answer import llm
-from gya_memory.answer.llm.interface import LLMError, LLMUnavailable, Reply, llm_settings
+from gya_memory.answer.llm.interface import LLMError, LLMUnavailable, Reply
+from gya_memory.base.config import get_settings
 from gya_memory.answer.llm.local import LocalLLM
 from gya_memory.answer.llm.openai import OpenAIChat
 from gya_memory.answer.llm.tools import ToolCall, parse_tool_calls
@@ -332,7 +333,7 @@ def test_parse_two_calls() -> None:
 
 # -- settings and choosing a back end -----------------------------------------------------------
 def test_settings_from_an_environ_mapping(tmp_path: Path) -> None:
-    s = llm_settings(
+    s = get_settings(
         {
             "GYA_LLM_BASE_URL": "http://127.0.0.1:11434/v1/",
             "GYA_LLM_API_KEY": "k",
@@ -344,17 +345,17 @@ def test_settings_from_an_environ_mapping(tmp_path: Path) -> None:
     assert s.llm_base_url == "http://127.0.0.1:11434/v1"
     assert (s.llm_api_key, s.llm_model, s.llm_timeout) == ("k", "qwen2.5-coder:1.5b", 7.5)
     assert s.llm_model_dir == tmp_path / "models"
-    assert llm_settings({"GYA_LLM_MODEL_DIR": str(tmp_path / "m")}).llm_model_dir == tmp_path / "m"
-    assert llm_settings({}).llm_base_url is None
+    assert get_settings({"GYA_LLM_MODEL_DIR": str(tmp_path / "m")}).llm_model_dir == tmp_path / "m"
+    assert get_settings({}).llm_base_url is None
     with pytest.raises(ValueError, match="http://"):
-        llm_settings({"GYA_LLM_BASE_URL": "127.0.0.1:11434"})
+        get_settings({"GYA_LLM_BASE_URL": "127.0.0.1:11434"})
     with pytest.raises(ValueError, match="GYA_LLM_TIMEOUT"):
-        llm_settings({"GYA_LLM_TIMEOUT": "soon"})
+        get_settings({"GYA_LLM_TIMEOUT": "soon"})
 
 
 def test_get_llm_picks_the_server_when_a_url_is_set() -> None:
     chosen = get_llm(
-        llm_settings(
+        get_settings(
             {
                 "GYA_LLM_BASE_URL": "http://127.0.0.1:8000/v1",
                 "GYA_LLM_MODEL": "m",
@@ -453,7 +454,7 @@ MODEL_DIR = os.environ.get("GYA_LLM_MODEL_DIR") or str(
 
 @pytest.mark.skipif(_local_model_missing() is not None, reason=str(_local_model_missing()))
 def test_local_model_is_repeatable_and_quiet(capfd: pytest.CaptureFixture[str]) -> None:
-    model = get_llm(llm_settings({"GYA_LLM_MODEL_DIR": MODEL_DIR}))
+    model = get_llm(get_settings({"GYA_LLM_MODEL_DIR": MODEL_DIR}))
     assert isinstance(model, LocalLLM)
     question = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
     try:

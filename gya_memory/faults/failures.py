@@ -120,7 +120,7 @@ def _store_child(folder: str, user_id: str, texts_json: str) -> None:
 # -- Qdrant: a folder held open by another process ----------------------------------------
 class HeldFolder:
     """A child process that opens the memory folder ``folder`` (Qdrant Edge,
-    :class:`~gya_memory.semantic.stores.EdgeStore`) and keeps it open, so its shards' write-ahead
+    :class:`~gya_memory.semantic.stores.edge.EdgeStore`) and keeps it open, so its shards' write-ahead
     logs stay locked (as another kernel with an open
     :class:`~gya_memory.semantic.memory.SemanticMemory` would), until :meth:`release` (it closes
     the store and exits) or :meth:`kill` (``kill -9``: nothing is closed).

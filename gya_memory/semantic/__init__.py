@@ -12,14 +12,14 @@ Where the points live:
 
 - by default in Qdrant Edge, Qdrant's engine running inside this process, on the data
   folder (``$GYA_DATA_DIR/qdrant``), so memories survive a kernel restart
-  (:class:`gya_memory.semantic.stores.EdgeStore`: HNSW, payload indexes, a write-ahead log). The
+  (:class:`gya_memory.semantic.stores.edge.EdgeStore`: HNSW, payload indexes, a write-ahead log). The
   folder is locked while a process has it open (the WAL's lock). In one process, every
   :class:`SemanticMemory` on the same folder shares one store, so re-running a notebook
   cell or opening two users side by side just works; another kernel gets
   :class:`StoreLocked` until this one calls :meth:`SemanticMemory.close`.
 - ``":memory:"``: qdrant-client's local mode, in RAM only (tests, throw-away demos).
 - a Qdrant server when ``QDRANT_URL`` (and ``QDRANT_API_KEY``) is set, or ``url=`` is given
-  (:class:`gya_memory.semantic.stores.ClientStore`): the same code, several processes at once.
+  (:class:`gya_memory.semantic.stores.client.ClientStore`): the same code, several processes at once.
 
 Point ids are ``uuid5(user_id + normalised text)``: storing the same memory again updates
 that point (in any process), where ``abs(hash(text)) % 10**12`` would change with every

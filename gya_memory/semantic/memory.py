@@ -68,7 +68,7 @@ class SemanticMemory(ModelLifecycle):
     - ``path``: a folder for Qdrant Edge (default ``$GYA_DATA_DIR/qdrant``) or
       ``":memory:"``; ``url``/``api_key``: a Qdrant server instead (default: ``QDRANT_URL``
       and ``QDRANT_API_KEY`` when no path is given); ``store``: any
-      :class:`gya_memory.semantic.stores.VectorStore` (the caller closes it).
+      :class:`gya_memory.semantic.stores.common.VectorStore` (the caller closes it).
     - ``embedder``: default :func:`gya_memory.semantic.embeddings.get_embedder` (``GYA_EMBEDDER``).
     - ``user_id``: every read, count and deletion is limited to this user's points.
     - ``collection``: the Qdrant collection; ``<collection>__fallback`` is the degraded one.

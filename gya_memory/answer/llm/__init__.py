@@ -45,7 +45,7 @@ from __future__ import annotations
 from typing import Any
 
 from gya_memory.answer.llm.interface import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_S, ChatLLM, LLMError, LLMUnavailable, Reply
-from gya_memory.answer.llm.interface import llm_settings
+from gya_memory.base.config import get_settings
 from gya_memory.answer.llm.local import N_CTX, QWEN25_CHAT_TEMPLATE, LocalLLM
 from gya_memory.answer.llm.model_files import (
     DEFAULT_MODEL_FILE,
@@ -67,7 +67,7 @@ __all__ = [
     "DEFAULT_MODEL_FILE", "DEFAULT_MODEL_NAME", "DEFAULT_MODEL_SHA256", "MODEL_PART_VERSION",
     "MODEL_PARTS", "XLLAMACPP_REQUIREMENT", "ChatLLM", "LLMError", "LLMUnavailable", "LocalLLM",
     "OpenAIChat", "Reply", "ToolCall", "default_model_path", "ensure_default_model", "get_llm",
-    "join_parts", "llm_settings", "model_part_files", "parse_tool_calls",
+    "join_parts", "model_part_files", "parse_tool_calls",
 ]
 
 
@@ -79,7 +79,7 @@ def get_llm(settings: Any = None) -> ChatLLM:
     :class:`LocalLLM`, checked (not loaded) now so a missing piece is reported at once.
     ``settings``: default :func:`gya_memory.base.config.get_settings`.
     """
-    s = settings if settings is not None else llm_settings()
+    s = settings if settings is not None else get_settings()
     if s.llm_base_url:
         return OpenAIChat(
             s.llm_base_url, api_key=s.llm_api_key, model=s.llm_model, timeout=s.llm_timeout

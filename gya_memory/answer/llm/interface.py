@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gya_memory.base.checks import is_int, redact_url
-from gya_memory.base.config import Settings, get_settings
 from gya_memory.base.errors import GyaMemoryError
 from gya_memory.base.text import ROLES
 from gya_memory.answer.llm.tools import ToolCall, parse_tool_calls
@@ -34,12 +33,6 @@ class LLMError(RuntimeError, GyaMemoryError):
 
 class LLMUnavailable(LLMError):
     """No chat model can be had; the message says what to install or set."""
-
-
-# -- settings ----------------------------------------------------------------------------
-def llm_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """The settings, with the ``GYA_LLM_*`` fields (read in :mod:`gya_memory.base.config`)."""
-    return get_settings(environ)
 
 
 # -- what a chat returns -------------------------------------------------------------------

@@ -12,7 +12,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from gya_memory.answer.llm.interface import LLMUnavailable, llm_settings
+from gya_memory.answer.llm.interface import LLMUnavailable
+from gya_memory.base.config import get_settings
 
 # -- the default local model ---------------------------------------------------------------
 DEFAULT_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -138,7 +139,7 @@ def join_parts(
 
 def default_model_path(model_dir: str | os.PathLike[str] | None = None) -> Path:
     """Where the joined model lives: ``$GYA_LLM_MODEL_DIR`` or ``$GYA_DATA_DIR/models``."""
-    folder = Path(model_dir) if model_dir is not None else llm_settings().llm_model_dir
+    folder = Path(model_dir) if model_dir is not None else get_settings().llm_model_dir
     return folder / DEFAULT_MODEL_FILE
 
 

@@ -1,4 +1,4 @@
-"""One :class:`~gya_memory.semantic.stores.EdgeStore` per folder and process, shared by every memory
+"""One :class:`~gya_memory.semantic.stores.edge.EdgeStore` per folder and process, shared by every memory
 that opens the folder.
 """
 
