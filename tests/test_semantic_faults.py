@@ -27,7 +27,7 @@ TEXTS = [f"memory {i}: 用户第{i}次提到咖啡" for i in range(300)]
 
 CHILD = r'''
 import sys, time
-from gya_memory.semantic import stores
+from gya_memory.semantic.stores import edge as stores
 from gya_memory.semantic.embeddings import TFIDFEmbedder
 from gya_memory.faults.fakes import HashEmbedder
 from gya_memory.semantic.memory import SemanticMemory
