@@ -50,15 +50,11 @@ def on_reference_cpu() -> bool:
 
 
 def model_masks() -> list[tuple[str, str]]:
-    """The (regex, replacement) pairs of tests/nbval_sanitize_model.cfg, in order."""
-    rules, regex = [], None
-    for line in (ROOT / "tests" / "nbval_sanitize_model.cfg").read_text(encoding="utf-8").splitlines():
-        if line.startswith("regex: "):
-            regex = line[len("regex: "):]
-        elif line.startswith("replace: ") and regex is not None:
-            rules.append((regex, line[len("replace: "):]))
-            regex = None
-    return rules
+    """The (regex, replacement) pairs of tests/nbval_sanitize_model.cfg, read as nbval reads them."""
+    from nbval.plugin import get_sanitize_patterns
+
+    return get_sanitize_patterns(
+        (ROOT / "tests" / "nbval_sanitize_model.cfg").read_text(encoding="utf-8"))
 
 
 def masked(outputs: list, rules: list[tuple[str, str]]) -> str:
