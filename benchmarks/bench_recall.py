@@ -189,7 +189,10 @@ def spread(n_items: int, limit: int | None) -> list[int]:
 
 
 def load_longmemeval(folder: Path, limit: int | None = None,
-                     abstention_only: bool = False) -> list[Haystack]:
+                     abstention_only: bool = False,
+                     only: frozenset[str] | None = None) -> list[Haystack]:
+    """One haystack per question (``limit`` spread evenly; ``only``: these question ids).
+    A question's fold is its number in the whole file, whichever are loaded."""
     _need(folder / "load.py")
     _need(folder / "sessions.json")
     _need(folder / "longmemeval_s_tune.json")
@@ -202,7 +205,8 @@ def load_longmemeval(folder: Path, limit: int | None = None,
     out = []
     for i in spread(len(questions), limit):
         q = questions[i]
-        if abstention_only and not q["question_id"].endswith("_abs"):
+        if (abstention_only and not q["question_id"].endswith("_abs")
+                or only is not None and q["question_id"] not in only):
             continue
         docs, evidence = [], set()
         for j, (sid, date, session) in enumerate(zip(
@@ -222,6 +226,18 @@ def load_longmemeval(folder: Path, limit: int | None = None,
             i % FOLDS, parse_lme_date(q["question_date"])))
         out.append(hay)
     return out
+
+
+def question_ids(spec: str | None) -> frozenset[str] | None:
+    """``--questions``: "a,b" or "@file" (one id per line) -> the ids; None -> all.
+
+    >>> sorted(question_ids("b, a,"))
+    ['a', 'b']
+    """
+    if spec is None:
+        return None
+    text = Path(spec[1:]).read_text(encoding="utf-8") if spec.startswith("@") else spec
+    return frozenset(x.strip() for x in re.split(r"[,\s]+", text) if x.strip())
 
 
 _DATED = re.compile(r"\d{1,2}\s*月\s*\d{1,2}\s*[日号]|(?:January|February|March|April|May|June|"
@@ -353,6 +369,35 @@ def mean_metrics(rows: Iterable[Mapping[str, float | None]]) -> dict[str, float 
         out[m] = statistics.fmean(values) if values else None
     out["n"] = len(rows)
     return out
+
+
+def merge_runs(older: Mapping[str, Any], newer: Mapping[str, Any], dataset: str = "lme"
+               ) -> tuple[dict[str, dict[str, float | None]], dict[str, tuple[int, int]]]:
+    """Per-question numbers of two ``--json`` runs of one data set, merged (a question in both
+    takes the newer run's numbers), for every ranking in both that is not chosen by
+    cross-validation (a ``(CV)`` row's setting depends on which questions the run had).
+    Returns the merged means per ranking and, per ranking, how many of the questions in both
+    runs got the same numbers (a check that the two runs measure the same thing).
+
+    >>> a = {"results": {"lme": {"per_query": {"dense": {"q1": {"turn_r5": 1.0}},
+    ...                                      "rrf (CV)": {"q1": {"turn_r5": 1.0}}}}}}
+    >>> b = {"results": {"lme": {"per_query": {"dense": {"q1": {"turn_r5": 1.0},
+    ...                                                  "q2": {"turn_r5": 0.0}}}}}}
+    >>> means, same = merge_runs(a, b)
+    >>> means["dense"]["turn_r5"], means["dense"]["n"], same["dense"]
+    (0.5, 2, (1, 1))
+    """
+    old_pq = older["results"][dataset]["per_query"]
+    new_pq = newer["results"][dataset]["per_query"]
+    means: dict[str, dict[str, float | None]] = {}
+    same: dict[str, tuple[int, int]] = {}
+    for ranking in new_pq:
+        if ranking not in old_pq or ranking.endswith("(CV)"):
+            continue
+        both = set(old_pq[ranking]) & set(new_pq[ranking])
+        same[ranking] = (sum(old_pq[ranking][q] == new_pq[ranking][q] for q in both), len(both))
+        means[ranking] = mean_metrics({**old_pq[ranking], **new_pq[ranking]}.values())
+    return means, same
 
 
 # -- fusion (pure: ranked lists of (id, score), best first, in -> ranked ids out) -----------
@@ -1321,6 +1366,9 @@ def summary(results: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any],
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--merge", nargs=2, type=Path, default=None, metavar=("OLDER", "NEWER"),
+                   help="no run: merge two --json runs' LongMemEval per-question numbers (the "
+                        "rankings not chosen by CV) and print the table")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA,
                    help=f"folder with longmemeval/ and memorybank/ (default {DEFAULT_DATA})")
     p.add_argument("--datasets", default=",".join(DATASETS),
@@ -1332,6 +1380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--abstention", action="store_true",
                    help="LongMemEval: only the 12 abstention questions (the gate's false hits, "
                         "with --judge-every: every one judged; 12 histories to embed)")
+    p.add_argument("--questions", default=None, metavar="IDS",
+                   help="LongMemEval: only these question ids (comma-separated, or @FILE with "
+                        "one per line); folds stay those of the whole file")
     p.add_argument("--users", type=int, default=None,
                    help="MemoryBank users per language (default: --limit, else all)")
     p.add_argument("--depth", type=int, default=DEPTH,
@@ -1375,6 +1426,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="also write the few rounded numbers notebook 04 shows here "
                         "(benchmarks/results/recall_summary.json)")
     args = p.parse_args(argv)
+    if args.merge:
+        runs = [json.loads(path.read_text(encoding="utf-8")) for path in args.merge]
+        means, same = merge_runs(*runs)
+        print(table(f"LongMemEval, {args.merge[0].name} + {args.merge[1].name} (per-question "
+                    "numbers merged; questions in both: the newer run's)", list(means.items())))
+        print("  questions in both runs with the same numbers: " + "; ".join(
+            f"{r} {a}/{b}" for r, (a, b) in same.items()))
+        return 0
     if args.time_fusion not in {v.label for v in fusion_grid()}:
         p.error(f"--time-fusion {args.time_fusion!r} is not a label of the grid")
     if args.judge_every < 0:
@@ -1410,7 +1469,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise MissingData(str(args.data))
         if "lme" in wanted:
             haystacks["lme"] = load_longmemeval(args.data / "longmemeval", args.limit,
-                                                abstention_only=args.abstention)
+                                                abstention_only=args.abstention,
+                                                only=question_ids(args.questions))
         if "cn" in wanted or "en" in wanted:
             labels = json.loads(_need(LABELS).read_text(encoding="utf-8"))
             extra = (json.loads(UNANSWERABLE.read_text(encoding="utf-8"))

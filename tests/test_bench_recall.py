@@ -505,6 +505,27 @@ def test_abstention_only_keeps_the_abs_questions(bench, tmp_path):
     only = bench.load_longmemeval(tmp_path, abstention_only=True)
     assert [h.queries[0].answerable for h in every] == [True, False]
     assert [h.queries[0].qid for h in only] == ["q2_abs"] and not only[0].queries[0].evidence
+    picked = bench.load_longmemeval(tmp_path, only=bench.question_ids("q2_abs, missing"))
+    assert [(h.queries[0].qid, h.queries[0].fold) for h in picked] == [("q2_abs", 1)]
+    (tmp_path / "ids.txt").write_text("q1\n\nq2_abs\n", "utf-8")
+    assert bench.question_ids(f"@{tmp_path / 'ids.txt'}") == {"q1", "q2_abs"}
+    assert bench.question_ids(None) is None
+
+
+def test_merge_runs_takes_the_newer_numbers_and_leaves_cv_rows_out(bench, tmp_path):
+    def run(per_query):
+        return {"results": {"lme": {"per_query": per_query}}}
+    row = {"turn_r5": 1.0, "turn_r10": 1.0, "session_r5": 1.0, "mrr": 0.5}
+    older = run({"dense": {"q1": row, "q2": dict(row, turn_r5=0.0)}, "rrf (CV)": {"q1": row}})
+    newer = run({"dense": {"q2": dict(row, turn_r5=0.5), "q3": row}, "rrf (CV)": {"q3": row},
+                 "lexical": {"q3": row}})
+    means, same = bench.merge_runs(older, newer)
+    assert set(means) == {"dense"} and means["dense"]["n"] == 3
+    assert means["dense"]["turn_r5"] == pytest.approx(2.5 / 3)  # q2 from the newer run
+    assert same == {"dense": (0, 1)}
+    for name, data in (("a.json", older), ("b.json", newer)):
+        (tmp_path / name).write_text(json.dumps(data), "utf-8")
+    assert bench.main(["--merge", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
 
 
 def test_gate_replay_lets_a_reader_near_miss_pass_when_the_judge_agrees(gate_bench):
