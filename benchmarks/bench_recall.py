@@ -51,9 +51,9 @@ Embeddings are cached on disk by a hash of the model name, the compiled engine, 
 kind and the text (``.cache/bench_recall/embeddings.sqlite3`` in the repository, git-ignored),
 so a rerun only embeds what is new.
 
-CPU: the dense pass embeds 66,471 LongMemEval texts, 13.3M e5 tokens: about 3 minutes per
-question on 2 cores (6 hours for all 120); MemoryBank and the acceptance set take a few
-minutes. ``--only-cached`` runs only the stores whose texts are all in the cache (a partial
+CPU: the dense pass embeds 66,471 LongMemEval texts, 13.3M e5 tokens: 65-70 s per question on
+2 cores with the shipped engine's faster kernels (about 2.2 hours for all 120); MemoryBank and
+the acceptance set take a few minutes. ``--only-cached`` runs only the stores whose texts are all in the cache (a partial
 dense pass). The lexical pass needs no model (a cheap hash embedder fills the dense slot,
 unused):
 
