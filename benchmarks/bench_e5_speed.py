@@ -18,7 +18,7 @@ the target "500 turns in under 60 s on 2 cores" is about; ``--passage-tokens all
 times it once per setting of ``LocalE5Embedder(passage_tokens=N)`` (e5 reads only the first N
 tokens of each stored turn; the text and its BM25 vector keep every word).
 
-    .venv/bin/python benchmarks/bench_e5_speed.py                 # about 10 minutes on 2 cores
+    .venv/bin/python benchmarks/bench_e5_speed.py                 # about 7 minutes on 2 cores
     .venv/bin/python benchmarks/bench_e5_speed.py --turns 100     # a quick look
 
 It reads ``../shared/data/longmemeval`` (``--data``) and says so when it is not there; nothing

@@ -63,6 +63,8 @@ unused):
     .venv/bin/python benchmarks/bench_recall.py --only-cached --summary \
         benchmarks/results/recall_summary.json              # what notebook 04 shows
     ./run.sh bench recall --datasets lme --abstention --judge-every 8   # the gate's false hits
+    ./run.sh bench recall --datasets lme --questions @ids.txt --json new.json  # some questions
+    ./run.sh bench recall --merge older.json new.json      # per-question numbers merged, no run
 
 ``--limit N`` takes N LongMemEval questions spread evenly over the file (and N MemoryBank users
 per language unless ``--users`` says otherwise). Exit status 2 when ``../shared/data`` (or a
