@@ -53,8 +53,8 @@ so a rerun only embeds what is new.
 
 CPU: the dense pass embeds 66,471 LongMemEval texts, 13.3M e5 tokens: 65-70 s per question on
 2 cores with the shipped engine's faster kernels (about 2.2 hours for all 120); MemoryBank and
-the acceptance set take a few minutes. ``--only-cached`` runs only the stores whose texts are all in the cache (a partial
-dense pass). The lexical pass needs no model (a cheap hash embedder fills the dense slot,
+the acceptance set take a few minutes. ``--only-cached`` runs only the stores whose texts are
+all in the cache (a partial dense pass). The lexical pass needs no model (a cheap hash embedder fills the dense slot,
 unused):
 
     ./run.sh bench recall --only lexical                    # all data sets, lexical only

@@ -117,9 +117,9 @@ HOWS: tuple[str, ...] = ("off", "rule")
 # chained one fact of a session onto the previous one (血脂有点高 "replaced" 自己倒是什么都能吃),
 # moving a true fact out of the store. With updates off a new fact is added beside the old
 # one, a word-for-word repeat is still skipped, and the answer step places both with their
-# dates (``Policy(conflicts="newest_wins")`` keeps only the newer, ``gate.screen``). ``how=by_model("first")`` (or another
-# way, ``gya_memory.lab.writing_levers``) turns the model's decision on, to measure it or
-# with a stronger model. ``how="rule"`` (no model: a sign of change, an earlier session, a
+# dates (``Policy(conflicts="newest_wins")`` keeps only the newer, ``gate.screen``).
+# ``how=by_model("first")`` (or another way, ``gya_memory.lab.writing_levers``) turns the
+# model's decision on, to measure it or with a stronger model. ``how="rule"`` (no model: a sign of change, an earlier session, a
 # shared key word) was precise on the labelled facts but, after the model's real extraction,
 # replaced the wrong fact in 3-4 of its 4 tuning updates (README), so it is not the default
 # either.

@@ -201,7 +201,8 @@ def build_engine(source: Path, cc: str, target: Path, *, speed_diff: bool = True
         return f"cannot write {target.parent.name}: {exc.strerror}"
     try:
         code = _engine_source(source)[0] if speed_diff else (source / "e5.c").read_text("utf-8")
-        done = subprocess.run([cc, *(flags or build_flags(cc)), "-x", "c", "-", f"-I{source}", "-o", tmp, "-lm"],
+        done = subprocess.run([cc, *(flags or build_flags(cc)), "-x", "c", "-", f"-I{source}",
+                               "-o", tmp, "-lm"],
                               input=code, capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             return (done.stderr.strip().splitlines() or ["exit " + str(done.returncode)])[-1][:200]
