@@ -100,6 +100,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _shared import print_footer  # noqa: E402
 
 from gya_memory.semantic.embeddings.base import Embedder  # noqa: E402
+from gya_memory.semantic.sparse import named_days  # noqa: E402  (the gate's "another day" too)
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 LABELS = ROOT / "benchmarks" / "data" / "memorybank_labels.json"
@@ -1091,24 +1092,12 @@ def gate_numbers(answers: Sequence[Answer],
 
 
 # -- time in recall ------------------------------------------------------------------------
-_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
-                "september", "october", "november", "december")
-_DAY_ZH = re.compile(r"(1[0-2]|0?[1-9])\s*月\s*(3[01]|[12]\d|0?[1-9])\s*[日号]")
-_DAY_EN = re.compile(r"\b(" + "|".join(_MONTH_NAMES) + r")\s+(3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?\b",
-                     re.IGNORECASE)
 _AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
                   r"(day|week|month)s?\s+ago\b", re.IGNORECASE)
 _LAST = re.compile(r"\blast\s+(week|month|monday|tuesday|wednesday|thursday|friday|saturday|"
                    r"sunday)\b|\b(yesterday)\b", re.IGNORECASE)
 _WORD_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
              "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-
-
-def named_days(text: str) -> set[tuple[int, int]]:
-    """The (month, day) pairs a question names: ``5月2日``, ``May 2nd``."""
-    out = {(int(m[1]), int(m[2])) for m in _DAY_ZH.finditer(text)}
-    out |= {(_MONTH_NAMES.index(m[1].lower()) + 1, int(m[2])) for m in _DAY_EN.finditer(text)}
-    return out
 
 
 def relative_window(text: str, now: datetime | None) -> tuple[datetime, datetime] | None:

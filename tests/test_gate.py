@@ -347,6 +347,26 @@ def test_a_short_exchange_is_not_a_distilled_fact_either() -> None:
     assert [d.reason for d in decisions] == ["a plan asked as done"]
 
 
+def test_a_question_that_names_a_day_drops_exchanges_of_other_days() -> None:
+    """Issue 17: "5月3日那天我练钢琴，弹的是哪首曲子？" must not be answered from the piano
+    exchange of May 1st. A raw exchange counts as of its ``created_at`` day or of a day its text
+    names; a distilled fact holds on any day, and a memory without a date is not dropped."""
+    exchange = "今天练了一个小时钢琴，弹的是《月光》。\n真好！坚持练习会越来越好的。"
+    may1 = hit(exchange, 0.9, created_at="2023-05-01T12:00:00+00:00")
+    may3 = hit(exchange, 0.9, created_at="2023-05-03T12:00:00+00:00")
+    told = hit(exchange.replace("今天", "5月3日"), 0.9, created_at="2023-04-28T12:00:00+00:00")
+    undated = hit(exchange, 0.9)
+    fact = hit("用户在学钢琴", 0.9, created_at="2023-05-01T12:00:00+00:00")
+    for question in ("5月3日那天我练钢琴，弹的是哪首曲子？", "On May 3rd, which piece did I practise on the piano?"):
+        decisions = Gate(judge_min=None).apply(question, [may1, may3, told, undated, fact],
+                                               floor=0.5, keep_order=True, pool=5)
+        assert [d.reason for d in decisions] == ["another day"] + ["passed"] * 4, question
+    # no day named: nothing dropped; the rule can be turned off
+    assert all(d.passed for d in Gate(judge_min=None).apply("我弹的是哪首曲子？", [may1], floor=0.5))
+    assert Gate(judge_min=None, days=False).apply(
+        "5月3日那天我弹的是哪首曲子？", [may1], floor=0.5)[0].passed
+
+
 def test_the_slot_rules_apply_to_fact_questions_only() -> None:
     question = "How much should I drink before my long run?"
     assert question_kind(question) == "advice"

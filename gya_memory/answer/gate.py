@@ -17,6 +17,9 @@ and a trace shows every step:
    number can't answer "多少"; a plan can't answer "what did I do". Only for a distilled
    memory (one line of at most ``extraction.MAX_FACT_CHARS`` characters, :func:`is_statement`),
    not a raw turn or exchange.
+   **the named day**: where the question names a calendar day ("5月4日那天…", "On May 4th, …"),
+   a raw turn or exchange of another day is dropped (:func:`of_named_day`); a distilled fact
+   holds on any day.
 4. **the model**, for at most ``pool`` of the remaining candidates, by the question's kind
    (:mod:`gya_memory.answer.questions`): for a *fact* question the **reader** ("answer from this one
    fact, or reply unknown"; ``1 - P(unknown) >= fact_min``); for *advice* the **judge**
@@ -91,7 +94,7 @@ class GateDecision:
     passed: bool
     reason: str  # "passed", "below floor", "about: …", "asks for …", "a plan asked as done",
     #              "over pool", "reader: unknown", "judge: no", "superseded by newer",
-    #              "changed since: …"
+    #              "another day", "changed since: …"
     p_yes: float | None = None  # the judge's (or the reader's) probability, if asked
     judge: str | None = None  # "reader" (fact questions) or "judge" (advice, general)
 
@@ -110,7 +113,8 @@ class Gate:
     - ``about``: drop a memory about someone else than the question asks about
       (:mod:`gya_memory.answer.about`); ``rules``: for fact questions, drop a memory without the
       asked number or time, or with only a plan where the question asks what was done
-      (:mod:`gya_memory.answer.slots`);
+      (:mod:`gya_memory.answer.slots`); ``days``: where the question names a calendar day,
+      drop a raw turn or exchange of another day (:func:`of_named_day`);
     - the model, by the question's kind (:mod:`gya_memory.answer.questions`): a **fact** question
       asks the *reader* ("answer from this fact, or say unknown") and passes at
       ``1 - P(unknown) >= fact_min``; an **advice** question asks the *judge* ("does the
@@ -126,6 +130,7 @@ class Gate:
     general_min: float = GENERAL_MIN
     about: bool = True
     rules: bool = True
+    days: bool = True
     # the language of the judge's and the reader's prompts (None: the question's; English for
     # every question was tried: gya_memory.lab.agent_levers.EnglishJudgeGate); not a field
     prompt_language: ClassVar[str | None] = None
@@ -199,7 +204,19 @@ class Gate:
             return f"asks for {slot}"
         if rules and plan_asked_as_done(question, hit.text):
             return "a plan asked as done"
+        if self.days and not is_statement(hit.text) and not of_named_day(question, hit):
+            return "another day"
         return None
+
+
+def of_named_day(question: str, hit: Any) -> bool:
+    """Is ``hit`` of a day ``question`` names (its ``created_at``, or a day its text names)?
+    True when the question names none, or the memory has no date at all."""
+    from gya_memory.semantic.sparse import named_days
+
+    asked = named_days(question)
+    days = named_days(hit.text) | named_days(str(getattr(hit, "payload", {}).get("created_at", ""))[:10])
+    return not asked or not days or bool(asked & days)
 
 
 def is_statement(text: str) -> bool:

@@ -79,27 +79,9 @@ from gya_memory.hermes.injection import check_allow, check_for_store
 from gya_memory.episodic.sqlite import SQLiteStore
 from gya_memory.base.text import ROLES
 from gya_memory.hermes.fts import (
-    MAX_CONTEXT,
-    MAX_LIMIT,
-    SessionMessage,
-    SNIPPET_CLOSE,
-    SNIPPET_ELLIPSIS,
-    SNIPPET_OPEN,
-    SNIPPET_TOKENS,
-    SearchHit,
-    SessionInfo,
-    TRIGRAM,
-    BM25,
-    UserStats,
-    check_content,
-    check_id,
-    check_int,
-    check_role,
-    mark_outside,
-    check_fts5_trigram,
-    default_path,
-    fts_phrase,
-    like_snippet,
+    MAX_CONTEXT, MAX_LIMIT, SessionMessage, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, SNIPPET_OPEN,
+    SNIPPET_TOKENS, SearchHit, SessionInfo, TRIGRAM, BM25, UserStats, check_content, check_id,
+    check_int, check_role, mark_outside, check_fts5_trigram, default_path, fts_phrase, like_snippet,
     query_terms,
 )
 

@@ -33,12 +33,7 @@ from gya_memory.base.checks import check_count, check_finite, check_text, check_
 from gya_memory.base.files import MemoryLocked, file_lock, temp_files_of
 from gya_memory.procedural.records import ProceduresDamaged
 from gya_memory.procedural.records import (
-    check_procedures_path,
-    lock_path,
-    remove_temps,
-    file_stamp,
-    read_records,
-    write_records,
+    check_procedures_path, lock_path, remove_temps, file_stamp, read_records, write_records,
 )
 
 if TYPE_CHECKING:

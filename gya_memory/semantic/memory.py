@@ -32,19 +32,8 @@ from gya_memory.semantic.stores.client import ClientStore
 from gya_memory.semantic.stores.common import Found, FusionSpec, VectorStore, Where
 from gya_memory.semantic.stores.folders import open_folder, release_folder
 from gya_memory.semantic.values import (
-    Hit,
-    Memory,
-    COLLECTION_RE,
-    check_batch_size,
-    check_folder,
-    check_items,
-    check_memory_text,
-    check_min_score,
-    check_top_k,
-    check_memory_user_id,
-    close_store,
-    default_path,
-    point_id,
+    Hit, Memory, COLLECTION_RE, check_batch_size, check_folder, check_items, check_memory_text,
+    check_min_score, check_top_k, check_memory_user_id, close_store, default_path, point_id,
 )
 
 if TYPE_CHECKING:

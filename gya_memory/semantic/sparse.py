@@ -18,13 +18,17 @@ A memory's date is findable too: :func:`document_vector` adds month tokens made 
 words in a question into the same tokens: "what did I tell you in May?", "我五月份跟你说过什么",
 "5月", "2026-05". English "may" is a stop word (a modal verb far more often than a month), so
 it only counts as the month after a preposition ("in May", "since may") or next to a number.
+A calendar day works the same way (``@day:5-4``): from ``created_at`` and from any day the
+memory's text names, and from a question that names one ("5月4日那天…", "On May 4th, …",
+:func:`named_days`); the day tokens don't count in a memory's length, so every other score
+stays what it was.
 
 >>> query_tokens("What did I tell you in May?")
 ['tell', '@month:5']
 >>> query_tokens("我五月份跟你说过什么")[-1]
 '@month:5'
->>> document_tokens("用户叫张三", "2026-05-03T09:00:00+08:00")[-2:]
-['@month:5', '@month:2026-05']
+>>> document_tokens("用户叫张三", "2026-05-03T09:00:00+08:00")[-3:]
+['@month:5', '@month:2026-05', '@day:5-3']
 """
 
 from __future__ import annotations
@@ -57,6 +61,13 @@ _MAY_CONTEXT = re.compile(
     r"\b(?:in|since|during|until|till|by|of|from|last|this|next|early|late|mid|before|after)"
     r"\s+may\b|\bmay\s+\d|\d\s+may\b", re.IGNORECASE)
 _EN_WORD = re.compile(r"[A-Za-z]+")
+_MON = r"(" + "|".join(sorted(_MONTHS_EN, key=len, reverse=True)) + r")\b\.?"
+_DD = r"(3[01]|[12]\d|0?[1-9])"
+_DAY_ZH = re.compile(rf"(1[0-2]|0?[1-9])\s*月\s*{_DD}\s*[日号]")
+_DAY_EN = re.compile(rf"\b{_MON}\s+{_DD}(?:st|nd|rd|th)?\b|\b{_DD}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON}",
+                     re.IGNORECASE)
+_MAY_VERB = re.compile(r"\b(i|you|we|they|he|she|it|this|that|who|which)\s+may$", re.I)
+_DAY_ISO = re.compile(r"\b20\d\d-(0?[1-9]|1[0-2])-(3[01]|[12]\d|0?[1-9])\b")
 
 
 def month_token(month: int, year: int | None = None) -> str:
@@ -82,21 +93,48 @@ def query_months(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def named_days(text: str) -> set[tuple[int, int]]:
+    """The calendar days (month, day) a text names: ``5月4日``, "May 4th", "4 May",
+    ``2026-05-04``; the year is left out, as people leave it out when they ask.
+
+    >>> sorted(named_days("5月4日那天，我们聊到了 May 10th 和 2026-06-01"))
+    [(5, 4), (5, 10), (6, 1)]
+    """
+    found = {(int(m[1]), int(m[2])) for m in (*_DAY_ZH.finditer(text), *_DAY_ISO.finditer(text))}
+    for m in _DAY_EN.finditer(text):
+        month, day = (m[1], m[2]) if m[1] else (m[4], m[3])
+        if month.lower() == "may" and _MAY_VERB.search(text, 0, m.start() + 3):
+            continue  # "I may 2x it" is the verb
+        found.add((_MONTHS_EN[month.lower()], int(day)))
+    return found
+
+
+def day_token(month: int, day: int) -> str:
+    """The token of a calendar day, any year (``@day:5-4``)."""
+    return f"@day:{month}-{day}"
+
+
 def query_tokens(text: str, *, dates: bool = True) -> list[str]:
-    """The distinct tokens of a question (and its month tokens when ``dates``)."""
+    """The distinct tokens of a question (and its month and day tokens when ``dates``)."""
     tokens = list(dict.fromkeys(tokenize(text)))
-    return tokens + (query_months(text) if dates else [])
+    if not dates:
+        return tokens
+    return tokens + query_months(text) + [day_token(*d) for d in sorted(named_days(text))]
 
 
 def document_tokens(text: str, created_at: str | None = None, *, dates: bool = True) -> list[str]:
-    """The tokens of a memory, plus the month tokens of its ``created_at`` (ISO 8601)."""
+    """The tokens of a memory, plus the month and day tokens of its ``created_at`` (ISO 8601)
+    and the day tokens of the days its text names."""
     tokens = tokenize(text)
-    if dates and created_at:
-        m = re.match(r"(\d{4})-(\d{2})-\d{2}", created_at)
-        if m:
-            year, month = int(m.group(1)), int(m.group(2))
-            tokens += [month_token(month), month_token(month, year)]
-    return tokens
+    if not dates:
+        return tokens
+    days = named_days(text)
+    m = re.match(r"(\d{4})-(\d{2})-(\d{2})", created_at or "")
+    if m:
+        year, month = int(m.group(1)), int(m.group(2))
+        tokens += [month_token(month), month_token(month, year)]
+        days.add((month, int(m.group(3))))
+    return tokens + [day_token(*d) for d in sorted(days)]
 
 
 def token_index(token: str) -> int:
@@ -124,7 +162,7 @@ def document_vector(text: str, created_at: str | None = None, *, dates: bool = T
                     k1: float = K1, b: float = B, avg_len: float = AVG_LEN) -> Sparse:
     """BM25 term-frequency weights of a memory's tokens (the engine adds the IDF)."""
     counts = Counter(document_tokens(text, created_at, dates=dates))
-    length = sum(counts.values())
+    length = sum(n for t, n in counts.items() if not t.startswith("@day:"))
     norm = k1 * (1 - b + b * length / avg_len)
     weights: dict[int, float] = {}
     for token, tf in counts.items():

@@ -48,16 +48,8 @@ from gya_memory.answer.llm.interface import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_
 from gya_memory.base.config import get_settings
 from gya_memory.answer.llm.local import N_CTX, QWEN25_CHAT_TEMPLATE, LocalLLM
 from gya_memory.answer.llm.model_files import (
-    DEFAULT_MODEL_FILE,
-    DEFAULT_MODEL_NAME,
-    DEFAULT_MODEL_SHA256,
-    MODEL_PART_VERSION,
-    MODEL_PARTS,
-    XLLAMACPP_REQUIREMENT,
-    default_model_path,
-    ensure_default_model,
-    join_parts,
-    model_part_files,
+    DEFAULT_MODEL_FILE, DEFAULT_MODEL_NAME, DEFAULT_MODEL_SHA256, MODEL_PART_VERSION, MODEL_PARTS,
+    XLLAMACPP_REQUIREMENT, default_model_path, ensure_default_model, join_parts, model_part_files,
 )
 from gya_memory.answer.llm.openai import OpenAIChat
 from gya_memory.answer.llm.tools import ToolCall, parse_tool_calls

@@ -41,28 +41,15 @@ from __future__ import annotations
 from gya_memory.base.config import EMBEDDERS, Settings, get_settings
 from gya_memory.base.text import language_of
 from gya_memory.semantic.embeddings.base import (
-    BATCH_SIZE,
-    DEFAULT_OLLAMA_URL,
-    DEFAULT_TIMEOUT_S,
-    Embedder,
-    EmbeddingUnavailable,
-    Fingerprint,
-    check_input,
-    check_inputs,
-    l2_normalise,
+    BATCH_SIZE, DEFAULT_OLLAMA_URL, DEFAULT_TIMEOUT_S, Embedder, EmbeddingUnavailable, Fingerprint,
+    check_input, check_inputs, l2_normalise,
 )
 from gya_memory.semantic.embeddings.http import OllamaEmbedder, OpenAIEmbedder
 from gya_memory.semantic.embeddings.local import LocalE5Embedder
 from gya_memory.semantic.embeddings.tfidf import TFIDFEmbedder, fallback_embedder
 from gya_memory.semantic.embeddings.thresholds import (
-    DEFAULT_MIN_SCORE,
-    KNOWN_DIMS,
-    LOCAL_E5_NAME,
-    MIN_SCORE_BY_LANGUAGE,
-    TFIDF_DIM,
-    TFIDF_NAME,
-    UNKNOWN_MIN_SCORE,
-    min_score_for,
+    DEFAULT_MIN_SCORE, KNOWN_DIMS, LOCAL_E5_NAME, MIN_SCORE_BY_LANGUAGE, TFIDF_DIM, TFIDF_NAME,
+    UNKNOWN_MIN_SCORE, min_score_for,
 )
 
 __all__ = [

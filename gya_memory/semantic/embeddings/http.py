@@ -13,12 +13,7 @@ from gya_memory.base.checks import is_loopback as _is_loopback
 from gya_memory.base.checks import redact_url
 from gya_memory.semantic.embeddings.thresholds import KNOWN_DIMS, bare_model
 from gya_memory.semantic.embeddings.base import (
-    BATCH_SIZE,
-    DEFAULT_OLLAMA_URL,
-    DEFAULT_TIMEOUT_S,
-    Embedder,
-    EmbeddingUnavailable,
-    l2_normalise,
+    BATCH_SIZE, DEFAULT_OLLAMA_URL, DEFAULT_TIMEOUT_S, Embedder, EmbeddingUnavailable, l2_normalise,
 )
 
 if TYPE_CHECKING:  # requests is imported only when a network embedder sends something

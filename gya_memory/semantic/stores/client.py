@@ -9,15 +9,7 @@ from typing import Any
 from gya_memory.semantic.sparse import Sparse
 from gya_memory.base.payload import USER_ID
 from gya_memory.semantic.stores.common import (
-    CollectionSpec,
-    DENSE,
-    Found,
-    FusionSpec,
-    LEXICAL,
-    PointData,
-    SCROLL_PAGE,
-    VectorStore,
-    Where,
+    CollectionSpec, DENSE, Found, FusionSpec, LEXICAL, PointData, SCROLL_PAGE, VectorStore, Where,
     as_floats,
 )
 

@@ -14,31 +14,12 @@ from gya_memory.base.files import try_lock
 from gya_memory.semantic.sparse import Sparse
 from gya_memory.base.payload import CREATED_AT, DEGRADED_WRITE, TEXT, USER_ID
 from gya_memory.semantic.stores.common import (
-    CollectionSpec,
-    DENSE,
-    FULL_SCAN_KB,
-    Found,
-    FusionSpec,
-    HNSW_EF_CONSTRUCT,
-    HNSW_M,
-    HNSW_PAYLOAD_M,
-    LEXICAL,
-    POINTER_FILE,
-    PointData,
-    SCROLL_PAGE,
-    SHARDS_DIR,
-    VectorStore,
-    Where,
-    STORE_FORMAT,
-    as_floats,
+    CollectionSpec, DENSE, FULL_SCAN_KB, Found, FusionSpec, HNSW_EF_CONSTRUCT, HNSW_M,
+    HNSW_PAYLOAD_M, LEXICAL, POINTER_FILE, PointData, SCROLL_PAGE, SHARDS_DIR, VectorStore, Where,
+    STORE_FORMAT, as_floats,
 )
 from gya_memory.semantic.stores.edge_types import (
-    edge_module,
-    edge_distance,
-    edge_filter,
-    found_from_edge,
-    is_lock_error,
-    locked_error,
+    edge_module, edge_distance, edge_filter, found_from_edge, is_lock_error, locked_error,
     write_json_atomically,
 )
 
