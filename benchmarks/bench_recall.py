@@ -729,6 +729,19 @@ def minmax_fusion(depth: int) -> Any:
     return MinMaxFusion(weights=(0.5, 0.5), pool=depth)
 
 
+def store_fusion(name: str, depth: int) -> Any:
+    """The store's fusion for ``--fusion``: None (the package's ``HYBRID_FUSION``), the min-max
+    blend, or Qdrant's own DBSF (``dbsf``: each ranking's first 20, as the shipped RRF;
+    ``dbsf50``: the first 50)."""
+    from gya_memory.semantic.stores.common import FusionSpec
+
+    if name == "minmax":
+        return minmax_fusion(depth)
+    if name.startswith("dbsf"):
+        return FusionSpec(method="dbsf", pool=int(name[4:] or 20))
+    return None
+
+
 def store_hybrid(mem: Any, text: str, top_k: int, floor: float | None = None) -> list[Any]:
     """The store's hybrid ranking (``mem.fusion``, in the engine) with no gate: what
     ``retrieve(mode="hybrid")`` fuses, before the gate decides; with ``floor``, the cosine
@@ -1403,7 +1416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--passage-tokens", type=int, default=None, metavar="N",
                    help="e5 reads only the first N tokens of each stored turn (the dense side; "
                         "BM25 keeps every word); default: all of it")
-    p.add_argument("--fusion", choices=("shipped", "minmax"), default="shipped",
+    p.add_argument("--fusion", choices=("shipped", "minmax", "dbsf", "dbsf50"), default="shipped",
                    help="the store's hybrid (the 'hybrid' rows): the package's HYBRID_FUSION, or "
                         "gya_memory.lab's MinMaxFusion(weights=(0.5, 0.5), pool=DEPTH) through the package")
     p.add_argument("--reply-vector", choices=("own", "user"), default="own",
@@ -1490,8 +1503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       date_in_text=args.date_in_text, judge=judge,
                       judge_every=args.judge_every, reply_vector=args.reply_vector,
                       judge_modes=judge_modes, gate_probe=args.gate_probe,
-                      fusion=minmax_fusion(args.depth)
-                      if args.fusion == "minmax" else None)
+                      fusion=store_fusion(args.fusion, args.depth))
     kind = "LEXICAL ONLY" if lexical_only else "dense + lexical + hybrid + fusions"
     if args.date_in_text:
         kind += "; DATES IN THE TEXT"

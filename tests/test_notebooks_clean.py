@@ -183,3 +183,13 @@ def test_refresh_off_the_reference_cpu_keeps_the_stored_words() -> None:
     assert keep_reference_words(stored, fresh) == [2]
     assert fresh.cells[0].outputs[0].text == f"answer: {quote('好的')}\n"  # the stored words stay
     assert fresh.cells[1].outputs[0].text == "kind: fact\n"  # a real change is taken
+    # a cell added above shifts the counts: a kept cell takes this run's count
+    stored = book("a\n")
+    stored.cells[0].outputs.append(nbformat.v4.new_output("execute_result", {"text/plain": "1"},
+                                                         execution_count=1))
+    fresh = book("new cell\n", "a\n")
+    fresh.cells[1].outputs.append(nbformat.v4.new_output("execute_result", {"text/plain": "1"},
+                                                        execution_count=2))
+    stored.cells.insert(0, nbformat.v4.new_code_cell("y"))
+    assert keep_reference_words(stored, fresh) == []
+    assert fresh.cells[1].execution_count == 2 and fresh.cells[1].outputs[1].execution_count == 2

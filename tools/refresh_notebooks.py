@@ -64,6 +64,12 @@ def masked(outputs: list, rules: list[tuple[str, str]]) -> str:
     return text
 
 
+def renumbered(outputs: list, count: int | None) -> list:
+    """``outputs`` with the execution count of their ``execute_result`` set to ``count``."""
+    return [nbformat.from_dict({**o, "execution_count": count}) if "execution_count" in o else o
+            for o in outputs]
+
+
 def keep_reference_words(old: nbformat.NotebookNode, new: nbformat.NotebookNode) -> list[int]:
     """Give each cell of ``new`` whose outputs equal ``old``'s once model text is masked the
     stored outputs of ``old``; return the cells that changed and show model text."""
@@ -73,8 +79,10 @@ def keep_reference_words(old: nbformat.NotebookNode, new: nbformat.NotebookNode)
     for i, (a, b) in enumerate(zip(old.cells, new.cells)):
         if b.cell_type != "code":
             continue
-        if masked(a.get("outputs", []), rules) == masked(b.get("outputs", []), rules):
-            b.outputs, b.execution_count = a.outputs, a.execution_count
+        if masked(renumbered(a.get("outputs", []), b.execution_count), rules) == \
+                masked(b.get("outputs", []), rules):
+            # the stored outputs, with this run's count (a cell added above shifts them all)
+            b.outputs = renumbered(a.outputs, b.execution_count)
         elif "«" in json.dumps(b.outputs, ensure_ascii=False):
             changed.append(i)
     return changed
