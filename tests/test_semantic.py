@@ -632,3 +632,24 @@ def test_a_planted_instruction_is_refused_and_nothing_is_written() -> None:
         assert planted in {m.text for m in mem.all()} and mem.count() == 2
         with pytest.raises(ValueError, match="allow_instructions must be True or False"):
             mem.store(COFFEE, allow_instructions="no")  # type: ignore[arg-type]
+
+
+def test_a_question_that_names_a_day_finds_that_days_exchange() -> None:
+    """Issue 17: "9月4日那天我练的是哪首曲子？" over a diary of piano exchanges. The gate drops
+    the exchanges of other days, so that day's comes back alone even when four other days rank
+    above it; BM25 reads the day too. (retrieve() fetching deeper for such a question was
+    measured and not kept: README, "A day named in the question".)"""
+    clock = FixedClock(datetime(2026, 9, 1, 21, 0, tzinfo=CHINA_TZ), step=timedelta(days=1))
+    diary = [f"今天练钢琴，弹的是{piece}，练了一个小时。\n真不错，坚持下去！"
+             for piece in ("《致爱丽丝》", "《小星星》", "《卡农》", "肖邦的夜曲", "《梦中的婚礼》")]
+    diary[3] = "晚上弹了一会儿琴：肖邦的夜曲。\n好听！"  # 9月4日, worded least like the question
+    with SemanticMemory(":memory:", embedder=TFIDFEmbedder(), user_id="u", clock=clock) as mem:
+        mem.store_many(diary)
+        question = "9月4日那天我练钢琴，弹的是哪首曲子？"
+        assert mem.candidates(question, top_k=5)[0].text != diary[3]  # other days rank first
+        for mode in ("dense", "hybrid"):
+            hits = mem.retrieve(question, top_k=5, mode=mode, min_score=-1.0)
+            assert [h.text for h in hits] == [diary[3]], mode
+        assert mem.lexical(question, top_k=1)[0].text == diary[3]  # the @day:9-4 token
+        # no day named: the plain top 1, other days included
+        assert len(mem.retrieve("我练钢琴弹的是哪首曲子？", top_k=5, min_score=-1.0)) == 5

@@ -6,7 +6,7 @@
 - ``embeddings/`` text to vectors: local e5, Ollama, OpenAI-compatible, the TF-IDF fallback
 - ``stores/``     the vector store under it: Qdrant Edge in-process, or qdrant-client
 - ``lexical``     the tokenizer for Chinese and English; BM25 and RRF written out
-- ``sparse``      sparse lexical vectors (BM25 weights, month tokens) for Qdrant
+- ``sparse``      sparse lexical vectors (BM25 weights, month and day tokens) for Qdrant
 
 Where the points live:
 
@@ -51,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     "MIN_SCORE_BY_LANGUAGE": "gya_memory.semantic.embeddings.thresholds",
     "document_vector": "gya_memory.semantic.sparse",
     "query_vector": "gya_memory.semantic.sparse",
+    "query_tokens": "gya_memory.semantic.sparse",
+    "named_days": "gya_memory.semantic.sparse",
     "VectorStore": "gya_memory.semantic.stores.common",
     "CollectionSpec": "gya_memory.semantic.stores.common",
     "PointData": "gya_memory.semantic.stores.common",
