@@ -639,3 +639,19 @@ def test_keep_order_takes_the_pool_in_the_order_given() -> None:
     newest = screen(question, hits, gate=Gate(pool=1), floor=0.5, kind="advice", keep_order=True,
                     conflict_key="subject")
     assert [d.hit.id for d in newest] == ["c", "a", "b"] and passed(newest)[0].id == "c"
+
+
+def test_the_day_check_never_fires_on_the_acceptance_set() -> None:
+    """The "another day" check (issue 17, session 26) reads raw turns and exchanges only; every
+    acceptance memory is one distilled line, so no acceptance answer can change with it."""
+    from gya_memory.answer.gate import is_statement
+    from gya_memory.lab.scenarios import load_acceptance
+
+    scenarios = load_acceptance()
+    assert len(scenarios) == 120
+    for s in scenarios:
+        for m in s.memories:
+            assert is_statement(m.text), m.text
+            memory = hit(m.text, 0.9, created_at=m.created_at)
+            for q in (s.question, s.no_hit_question, s.general_question):
+                assert Gate(judge_min=None).free_check(q, memory, -1.0, "fact") != "another day"
