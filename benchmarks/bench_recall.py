@@ -1417,8 +1417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="e5 reads only the first N tokens of each stored turn (the dense side; "
                         "BM25 keeps every word); default: all of it")
     p.add_argument("--fusion", choices=("shipped", "minmax", "dbsf", "dbsf50"), default="shipped",
-                   help="the store's hybrid (the 'hybrid' rows): the package's HYBRID_FUSION, or "
-                        "gya_memory.lab's MinMaxFusion(weights=(0.5, 0.5), pool=DEPTH) through the package")
+                   help="the store's hybrid (the 'hybrid' rows): the package's HYBRID_FUSION, "
+                        "gya_memory.lab's MinMaxFusion(weights=(0.5, 0.5), pool=DEPTH) through the "
+                        "package, or Qdrant's DBSF with 20 (dbsf) or 50 (dbsf50) per list")
     p.add_argument("--reply-vector", choices=("own", "user"), default="own",
                    help="user: an assistant turn's dense vector is the user turn's before it "
                         "(only what the user said is embedded; BM25 still reads the reply)")

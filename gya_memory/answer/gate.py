@@ -215,7 +215,8 @@ def of_named_day(question: str, hit: Any) -> bool:
     from gya_memory.semantic.sparse import named_days
 
     asked = named_days(question)
-    days = named_days(hit.text) | named_days(str(getattr(hit, "payload", {}).get("created_at", ""))[:10])
+    created = str(getattr(hit, "payload", {}).get("created_at", ""))[:10]
+    days = named_days(hit.text) | named_days(created)
     return not asked or not days or bool(asked & days)
 
 

@@ -64,8 +64,8 @@ _EN_WORD = re.compile(r"[A-Za-z]+")
 _MON = r"(" + "|".join(sorted(_MONTHS_EN, key=len, reverse=True)) + r")\b\.?"
 _DD = r"(3[01]|[12]\d|0?[1-9])"
 _DAY_ZH = re.compile(rf"(1[0-2]|0?[1-9])\s*月\s*{_DD}\s*[日号]")
-_DAY_EN = re.compile(rf"\b{_MON}\s+{_DD}(?:st|nd|rd|th)?\b|\b{_DD}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON}",
-                     re.IGNORECASE)
+_TH = r"(?:st|nd|rd|th)?"
+_DAY_EN = re.compile(rf"\b{_MON}\s+{_DD}{_TH}\b|\b{_DD}{_TH}\s+(?:of\s+)?{_MON}", re.IGNORECASE)
 _MAY_VERB = re.compile(r"\b(i|you|we|they|he|she|it|this|that|who|which)\s+may$", re.I)
 _DAY_ISO = re.compile(r"\b20\d\d-(0?[1-9]|1[0-2])-(3[01]|[12]\d|0?[1-9])\b")
 
@@ -103,7 +103,7 @@ def named_days(text: str) -> set[tuple[int, int]]:
     found = {(int(m[1]), int(m[2])) for m in (*_DAY_ZH.finditer(text), *_DAY_ISO.finditer(text))}
     for m in _DAY_EN.finditer(text):
         month, day = (m[1], m[2]) if m[1] else (m[4], m[3])
-        if month.lower() == "may" and _MAY_VERB.search(text, 0, m.start() + 3):
+        if m[1] and month.lower() == "may" and _MAY_VERB.search(text, 0, m.start() + 3):
             continue  # "I may 2x it" is the verb
         found.add((_MONTHS_EN[month.lower()], int(day)))
     return found
