@@ -109,9 +109,12 @@ def named_days(text: str) -> set[tuple[int, int]]:
     return found
 
 
+DAY_PREFIX = "@day:"
+
+
 def day_token(month: int, day: int) -> str:
     """The token of a calendar day, any year (``@day:5-4``)."""
-    return f"@day:{month}-{day}"
+    return f"{DAY_PREFIX}{month}-{day}"
 
 
 def query_tokens(text: str, *, dates: bool = True) -> list[str]:
@@ -162,7 +165,7 @@ def document_vector(text: str, created_at: str | None = None, *, dates: bool = T
                     k1: float = K1, b: float = B, avg_len: float = AVG_LEN) -> Sparse:
     """BM25 term-frequency weights of a memory's tokens (the engine adds the IDF)."""
     counts = Counter(document_tokens(text, created_at, dates=dates))
-    length = sum(n for t, n in counts.items() if not t.startswith("@day:"))
+    length = sum(n for t, n in counts.items() if not t.startswith(DAY_PREFIX))  # days: no length
     norm = k1 * (1 - b + b * length / avg_len)
     weights: dict[int, float] = {}
     for token, tf in counts.items():
