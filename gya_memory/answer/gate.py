@@ -59,6 +59,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from gya_memory.base.checks import is_int, is_number
+from gya_memory.base.payload import CREATED_AT
 from gya_memory.answer.extraction import MAX_FACT_CHARS
 from gya_memory.answer.judge import ProbabilityModel, judge_relevance, reader_relevance
 
@@ -215,7 +216,7 @@ def of_named_day(question: str, hit: Any) -> bool:
     from gya_memory.semantic.sparse import named_days
 
     asked = named_days(question)
-    created = str(getattr(hit, "payload", {}).get("created_at", ""))[:10]
+    created = str(getattr(hit, "payload", {}).get(CREATED_AT, ""))[:10]
     days = named_days(hit.text) | named_days(created)
     return not asked or not days or bool(asked & days)
 
