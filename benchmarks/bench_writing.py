@@ -284,8 +284,9 @@ def hand_rates(rows: list[dict[str, Any]],
                labels: dict[tuple[str, str, str], dict[str, str]]) -> dict[str, dict[str, float]]:
     """Per language, what a reader counts: a proposal is right when its label is ``fact``;
     *made up* when it states something false (an invented, misstated or mixed-up fact); a
-    labelled fact is found when the matcher found it or a proposal's hand note names it
-    ("f4 in other words"). ``agreement``: the matcher's right/wrong equals the reader's."""
+    labelled fact is found when a proposal the reader did not label *wrong* matches it, or a
+    proposal's hand note names it ("f4 in other words"): "User's daughter Lily grows
+    tomatoes", for a user who grows them and has no Lily, finds nothing. ``agreement``: the matcher's right/wrong equals the reader's."""
     import re
 
     out = {}
@@ -301,11 +302,13 @@ def hand_rates(rows: list[dict[str, Any]],
                 marks.append(label)
                 agree.append(bool(p["matches"]) == (label["label"] == "fact"))
                 named |= set(re.findall(r"\bf\d+\b", label.get("note", "")))
+                if label["label"] != "wrong":
+                    named |= set(p["matches"])
             for f in x["facts"]:
                 if "duplicate" in f:
                     continue
                 facts += 1
-                found += bool(f["found"]) or f["id"] in named
+                found += f["id"] in named
         n = len(marks)
         out[lang] = {
             "precision, by hand (>= 0.9)": round(sum(m["label"] == "fact" for m in marks) / n, 3),

@@ -408,6 +408,24 @@ def test_a_passing_remark_is_not_stored(turn: str, facts: list[str], kept: list[
     assert [p.text for p in proposals] == ["Lives in Leeds"] and len(dropped) == 1
 
 
+def test_a_name_or_number_the_user_never_said_is_not_stored() -> None:
+    """The worked example's daughter Lily, copied into a session about the user's own
+    allotment, and a number the user took back, are dropped with what was not said. A
+    resolved date, a name the user did say and a Chinese numeral written as digits stay."""
+    messages = [{"role": "user", "content": "I grow tomatoes on my allotment in Oxford. "
+                 "My best 10k is 52 minutes, sorry, 55. Race on May 24 with my sister Jo."},
+                {"role": "assistant", "content": "Nice! Good luck, Jo and you."}]
+    text = ('{"fact": "User\'s daughter Lily grows tomatoes in Oxford", "turn": 0}\n'
+            '{"fact": "Best 10k is 52 minutes", "turn": 0}\n'
+            '{"fact": "Best 10k is 55 minutes", "turn": 0}\n'
+            '{"fact": "Racing on 2026-05-24 with her sister Jo", "turn": 0}')
+    proposals, dropped = parse_proposals(text, messages)
+    assert [p.text for p in proposals] == ["Best 10k is 55 minutes", "Racing on 2026-05-24 with her sister Jo"]
+    assert [why for _, why in dropped] == ["not said by the user: Lily", "not said by the user: 52"]
+    zh = [{"role": "user", "content": "租了个一室户，月租六千。"}]
+    assert [p.text for p in parse_proposals('{"fact": "月租6000", "turn": 0}', zh)[0]] == ["月租6000"]
+
+
 # -- a correction in the same breath ------------------------------------------------------
 @pytest.mark.parametrize("said, kept", [
     ("My best 10k is 52 minutes, sorry, 55, I always round down.",

@@ -7,7 +7,9 @@ per fact: the fact as a self-contained note in the user's language, whom it is a
 turn it came from (:func:`extraction_messages`). Only the user's turns are shown: what the
 assistant said is not a fact about the user. Small models write broken JSON, so
 :func:`parse_proposals` takes what it can read object by object, checks every field, and
-drops (and counts) the rest; a half-read fact is never stored. (A second look by the model,
+drops (and counts) the rest; a half-read fact is never stored. A fact that names someone or
+gives a number the user never said (:func:`unsaid`) is dropped too: the model copies names
+from its worked example. (A second look by the model,
 "still useful next month?", was measured and kept off: ``gya_memory.lab.writing_levers.screen``.)
 What happens to each proposal next is :mod:`gya_memory.answer.writing`.
 """
@@ -207,6 +209,7 @@ def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[l
     checked = check_messages(messages)
     language = session_language(checked)
     user_turns = [i for i, m in enumerate(checked) if m["role"] == "user"]
+    said = " ".join(self_repaired(checked[i]["content"]) for i in user_turns)
     proposals: list[Proposal] = []
     dropped: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -238,6 +241,10 @@ def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[l
             continue
         if is_remark(fact):
             dropped.append((raw, "a passing remark, not a lasting fact"))
+            continue
+        missing = unsaid(fact, said)
+        if missing:
+            dropped.append((raw, f"not said by the user: {', '.join(missing)}"))
             continue
         turn = obj.get("turn")
         if isinstance(turn, str) and turn.strip().isdigit():
@@ -308,6 +315,38 @@ def is_remark(fact: str) -> bool:
     parts = [p for p in _PARTS.split(fact.strip(" .。!！")) if p]
     pattern = _FEELING_ZH if language_of(fact) == "zh" else _FEELING_EN
     return bool(parts) and all(pattern.search(p) for p in parts)
+
+
+_NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:-[A-Z][a-z]+)?")
+_NOT_NAMES = frozenset("User I The A An He She They His Her Their It Its My We Our".split())
+_ISO_DATE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
+_NUMBER = re.compile(r"\d{2,}(?:\.\d+)?")
+
+
+def unsaid(fact: str, said: str) -> list[str]:
+    """The names and numbers of ``fact`` that ``said`` (the user's words) does not hold.
+
+    A name is a capitalised English word after the fact's first word ("User's daughter
+    Lily…"); a number has two digits or more and is not part of a resolved date
+    (``2026-05-09``: the model writes it from "May 9" and the conversation date). Chinese
+    names are not compared, nor numbers where the user spoke Chinese (六千 → 6000): no rule
+    here tells them apart reliably. Written after the hand labels of the test run found three facts about a
+    daughter "Lily" the user never had: the name comes from the worked example (README,
+    "From conversation to memory").
+
+    >>> unsaid("User's daughter Lily builds raised beds", "My daughter grows tomatoes")
+    ['Lily']
+    >>> unsaid("Training for the Edinburgh half on 2026-05-24", "the Edinburgh half on May 24")
+    []
+    >>> unsaid("Best 10k is 52 minutes", "My best 10k is 55 minutes")
+    ['52']
+    """
+    low = said.lower()
+    names = [m.group(0) for m in _NAME.finditer(fact)
+             if m.start() > 0 and m.group(0) not in _NOT_NAMES and m.group(0).lower() not in low]
+    numbers = [] if language_of(said) == "zh" else [
+        n for n in _NUMBER.findall(_ISO_DATE.sub(" ", fact)) if n not in said]
+    return list(dict.fromkeys(names + numbers))
 
 
 def _closest_turn(fact: str, messages: Sequence[Mapping[str, str]], user_turns: Sequence[int]) -> int:
