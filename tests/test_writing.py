@@ -388,11 +388,12 @@ def test_a_question_is_not_stored_as_a_fact() -> None:
 
 
 @pytest.mark.parametrize(("turn", "facts", "kept"), [
-    ("气泡水不错。压力又来了，不过挺开心。谢谢你上次提醒我。我对花生过敏。",
-     ["气泡水不错", "压力又来了，不过挺开心", "感谢上次提醒我", "对花生过敏"], ["对花生过敏"]),
-    ("Nervous but excited! Lunch at work is a nightmare. I'm nervous about flying, though.",
-     ["Nervous but excited", "Lunch at work is a nightmare", "Nervous about flying"],
-     ["Nervous about flying"]),
+    ("气泡水不错。压力又来了，不过挺开心。谢谢你上次提醒我。挺贵的。我对花生过敏。",
+     ["气泡水不错", "压力又来了，不过挺开心", "感谢上次提醒我", "挺贵的", "对花生过敏"], ["对花生过敏"]),
+    ("Nervous but excited! Lunch at work is a nightmare. Jacket potatoes it is. "
+     "I'm nervous about flying, though.",
+     ["Nervous but excited", "Lunch at work is a nightmare", "Jacket potatoes it is",
+      "Nervous about flying"], ["Nervous about flying"]),
 ])
 def test_a_passing_remark_is_not_stored(turn: str, facts: list[str], kept: list[str]) -> None:
     """A feeling with no object, a few-word opinion of a thing, or thanks: dropped with its
@@ -406,6 +407,25 @@ def test_a_passing_remark_is_not_stored(turn: str, facts: list[str], kept: list[
     proposals, dropped = parse_proposals('{"fact": "Lives in Leeds", "turn": 0}\n'
                                          '{"fact": "Is Shinjuku handy?", "turn": 0}', en)
     assert [p.text for p in proposals] == ["Lives in Leeds"] and len(dropped) == 1
+
+
+def test_an_option_weighed_is_not_stored() -> None:
+    """An A-not-A question without its question mark, a choice said in passing and what
+    would happen if: options the user weighed, dropped with their reason (the labelled set's
+    *hypothetical*). A preference with "would like … if" and a plain fact stay."""
+    zh = [{"role": "user", "content": "旺财老啃沙发，养一只猫陪它会不会好点？漏食玩具可以试试。晚饭一兰吧。我对花生过敏。"}]
+    text = ('{"fact": "养一只猫陪它，会不会好点", "turn": 0}\n{"fact": "漏食玩具可以试试", "turn": 0}\n'
+            '{"fact": "一兰吧", "turn": 0}\n{"fact": "对花生过敏", "turn": 0}')
+    proposals, dropped = parse_proposals(text, zh)
+    assert [p.text for p in proposals] == ["对花生过敏"]
+    assert [why for _, why in dropped] == ["an option weighed, not a fact"] * 3
+    en = [{"role": "user", "content": "If we get a bigger flat I'll feed the cats in separate "
+                                      "rooms. I would like to visit Kyoto if it's cheap."}]
+    text = ('{"fact": "User will feed the cats in separate rooms if they get a bigger flat", "turn": 0}\n'
+            '{"fact": "Would like to visit Kyoto if it is cheap", "turn": 0}')
+    proposals, dropped = parse_proposals(text, en)
+    assert [p.text for p in proposals] == ["Would like to visit Kyoto if it is cheap"]
+    assert [why for _, why in dropped] == ["an option weighed, not a fact"]
 
 
 def test_a_name_or_number_the_user_never_said_is_not_stored() -> None:
