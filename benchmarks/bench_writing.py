@@ -175,6 +175,8 @@ def set_decide(spec: str) -> None:
             floors[key] = float(value)
         elif key == "pool":
             options["pool"] = int(value)
+        elif key == "restate":
+            options["restate_min"] = float(value)
         elif key in ("same_min", "conflict_min"):
             options[key] = float(value)
         else:
@@ -238,8 +240,9 @@ def labelled_updates(conversations: list[dict[str, Any]], embedder: Any, how: st
     from gya_memory.answer.writing import write
     from gya_memory.semantic.memory import SemanticMemory
 
-    out = {lang: {"updates": 0, "right": 0, "replaced another": 0, "added beside": 0,
-                  "new facts": 0, "false updates": 0} for lang in ("zh", "en")}
+    out = {lang: {"updates": 0, "right": 0, "replaced another": 0, "skipped": 0, "added beside": 0,
+                  "new facts": 0, "false updates": 0, "restatements": 0, "restated, skipped": 0,
+                  "new or updated facts skipped": 0} for lang in ("zh", "en")}
     with tempfile.TemporaryDirectory() as tmp:
         for c in conversations:
             memory = SemanticMemory(Path(tmp) / c["id"], user_id=c["user"], embedder=embedder)
@@ -250,11 +253,18 @@ def labelled_updates(conversations: list[dict[str, Any]], embedder: Any, how: st
                     texts[f["id"]] = f["text"]
                     d = write(memory, None, [Proposal(f["text"], f["about"], f["turn"])],
                               session_id=s["session_id"], when=s["when"], how=how)[0]  # type: ignore[arg-type]
+                    if f.get("restates"):
+                        n["restatements"] += 1
+                        n["restated, skipped"] += d.action == "skip"
+                    elif d.action == "skip":
+                        n["new or updated facts skipped"] += 1
+                        if show:
+                            print(f"  {c['id']} {s['session_id']} skipped: {f['text']!r}: {d.reason}")
                     if f.get("updates"):
                         n["updates"] += 1
                         old = texts[f["updates"]]
                         verdict = ("right" if d.replaced == old else "replaced another") \
-                            if d.action == "update" else "added beside"
+                            if d.action == "update" else "skipped" if d.action == "skip" else "added beside"
                         n[verdict] += 1
                         if show and verdict != "right":
                             print(f"  {c['id']} {s['session_id']} {verdict}: {f['text']!r} "
@@ -354,6 +364,8 @@ def main(argv: list[str]) -> int:
         conversations = [c for lang in ("zh", "en")
                          for c in [x for x in conversations if x["lang"] == lang][:args.limit]]
     print(f"{len(conversations)} conversations ({args.split})")
+    if args.decide:
+        set_decide(args.decide)
     if args.labelled:
         print(f"the labelled facts written in order, how={args.labelled!r} (as if extraction were perfect):")
         print("\n" + pd.DataFrame(labelled_updates(conversations, get_embedder(), args.labelled)).to_string())
@@ -361,8 +373,6 @@ def main(argv: list[str]) -> int:
         return 0
     from gya_memory.answer.llm import get_llm
 
-    if args.decide:
-        set_decide(args.decide)
     if args.worth is not None:
         global WORTH
         WORTH = args.worth

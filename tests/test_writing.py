@@ -375,6 +375,44 @@ def test_remember_with_the_rule_keeps_the_old_fact_as_history(car: SemanticMemor
     assert "开一辆2018年的卡罗拉" not in {m.text for m in car.all()}
 
 
+# -- a restatement, by e5's latent terms ---------------------------------------------------
+@pytest.fixture
+def said_before(e5: LocalE5Embedder, tmp_path: Path) -> SemanticMemory:
+    m = SemanticMemory(tmp_path / "said", user_id="said", embedder=e5)
+    m.store("每月房租三千五", about="user", session_id="s1")
+    m.store("Secondary school maths teacher in Cardiff", about="user", session_id="s1")
+    m.store("Has eight years of no-claims", about="user", session_id="s1")
+    m.store("妹妹小雨在杭州读研", about="user's sister", session_id="s1")
+    return m
+
+
+@pytest.mark.parametrize("text", ["房租还是三千五，没变", "Teaches maths in Cardiff"])
+def test_a_later_session_saying_it_again_is_skipped(said_before: SemanticMemory, text: str) -> None:
+    """No sign of change, the same person, an earlier session, latent terms at least
+    writing.RESTATE_MIN close: the stored memory already says it (no model asked)."""
+    d = decide(Proposal(text, "user", 0), said_before, None, session_id="s2")
+    assert d.action == "skip" and d.reason.startswith("says again what a stored memory says")
+
+
+@pytest.mark.parametrize(("text", "about", "session"), [
+    ("每月房租四千", "user", "s2"),                  # a number the stored memory lacks: a change
+    ("Has nine years of no-claims", "user", "s2"),
+    ("房租还是三千五，没变", "user", "s1"),           # the same session: not a restatement
+    ("在杭州读研究生", "user", "s2"),                  # the user, not the sister
+    ("Now teaches maths in Cardiff", "user", "s2"),  # a sign of change
+])
+def test_a_change_another_person_or_the_same_session_is_not_a_restatement(
+        said_before: SemanticMemory, text: str, about: str, session: str) -> None:
+    d = decide(Proposal(text, about, 0), said_before, None, session_id=session)
+    assert d.action == "add"
+
+
+def test_the_restatement_floor_can_be_turned_off(said_before: SemanticMemory) -> None:
+    d = decide(Proposal("房租还是三千五，没变", "user", 0), said_before, None, session_id="s2",
+               restate_min=1.01)
+    assert d.action == "add"
+
+
 def test_a_question_is_not_stored_as_a_fact() -> None:
     """A proposal ending in a question keeps the statements before it; a bare question, or
     one after an "if", is dropped with its reason."""

@@ -51,6 +51,22 @@ _COMMON = frozenset("一个 一辆 一台 一家 一只 每天 每月 每周 现
 _NUMERAL = re.compile("[零一二两三四五六七八九十百千万亿]")
 
 
+_NUMBERS = re.compile(
+    r"\d+(?:[.,]\d+)?|[零一二两三四五六七八九十百千万亿]{2,}|[十百千万亿]"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
+    r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|half|once|twice)\b", re.I)
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers ``text`` states: digits, Chinese numerals of two characters or more (三千五;
+    a lone 一 is mostly a word: 一点, 一起) and English number words.
+
+    >>> sorted(numbers("Has nine years of no-claims")), sorted(numbers("房租还是三千五，一点没变"))
+    (['nine'], ['三千五'])
+    """
+    return {m.group(0).lower() for m in _NUMBERS.finditer(text)}
+
+
 def change_marker(text: str) -> str | None:
     """The first sign in ``text`` that it changes an earlier fact, or None."""
     pattern = CHANGE_ZH if re.search(r"[\u4e00-\u9fff]", text) else CHANGE_EN
