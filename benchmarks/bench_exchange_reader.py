@@ -3,6 +3,7 @@
     ./run.sh bench recall --datasets cn,en --judge-every 8 --judge-modes hybrid --gate-probe \
         --json /tmp/probe.json                                   # the probe: ~60 min
     ./run.sh bench exchange_reader /tmp/probe.json --out /tmp/probe_x.json   # ~35 min
+    ./run.sh bench exchange_reader /tmp/probe.json --out /tmp/probe_u.json --signals ureader,rreader
     ./run.sh bench gate_sizes /tmp/probe_x.json                  # the replay: seconds
 
 The shipped reader (``gya_memory.answer.judge.READER_SYSTEM``) was written for one-line facts
@@ -16,6 +17,12 @@ statements, and writes the probe again with two more numbers per candidate:
 - ``xreader``: 1 - P(unknown) of "here is a piece of an earlier conversation with the user;
   answer from it in a few words, or reply unknown";
 - ``xyes``: P(yes) of "does this piece of an earlier conversation say what the question asks?".
+
+Two more (``--signals ureader,rreader``, session 28) keep the shipped reader's prompt and change
+only what it reads: ``ureader`` the user's line of the exchange alone (a one-line statement of
+what the user said, the form the reader was written for), ``rreader`` the exchange with who
+said what written out ("User said: … Assistant replied: …"; the other signals read the raw
+``query\nresponse``, with nothing to say which line is whose).
 
 ``bench_gate_sizes.py`` replays the gate with either of them as the fact questions' signal for
 an exchange. The candidates' texts are read again from the data set (``--data``): a turn cut
@@ -54,7 +61,30 @@ XYES_SYSTEM_ZH = (
     "同一个人或东西，以及问的那个细节）？只回答一个词：yes 或 no。"
 )
 FORMS = ("Earlier conversation: {f}\nQuestion: {q}", "之前的聊天：{f}\n问题：{q}")
-SIGNALS = ("xreader", "xyes")
+SIGNALS = ("xreader", "xyes", "ureader", "rreader")
+DEFAULT_SIGNALS = ("xreader", "xyes")  # session 19's two; the other two: session 28
+ROLES = ("User said: {u}\nAssistant replied: {r}", "用户说：{u}\n助手回复：{r}")
+
+
+def parts(text: str) -> tuple[str, str]:
+    """A stored MemoryBank exchange (``query\nresponse``) as (the user's line, the reply)."""
+    user, _, reply = text.partition("\n")
+    return user.strip(), reply.strip()
+
+
+def ureader(model: Any, question: str, text: str) -> float:
+    """The shipped reader (one-line facts) on the user's line of the exchange alone."""
+    from gya_memory.answer.judge import reader_relevance
+    return reader_relevance(model, question, parts(text)[0] or text)
+
+
+def rreader(model: Any, question: str, text: str) -> float:
+    """The shipped reader on the exchange with who said what written out."""
+    from gya_memory.answer.judge import reader_relevance
+    from gya_memory.base.text import language_of
+    user, reply = parts(text)
+    form = ROLES[language_of(question) == "zh"]
+    return reader_relevance(model, question, form.format(u=user, r=reply) if reply else text)
 
 
 def xreader_messages(question: str, text: str) -> list[dict[str, str]]:
@@ -103,8 +133,8 @@ def texts_of(data: Path, datasets: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def reprobe(rows: Mapping[str, dict[str, Any]], texts: Mapping[str, str], model: Any
-            ) -> int:
+def reprobe(rows: Mapping[str, dict[str, Any]], texts: Mapping[str, str], model: Any,
+            signals: Sequence[str] = DEFAULT_SIGNALS) -> int:
     """Add ``xreader`` and ``xyes`` to every probed candidate that the shipped gate would ask
     about (a reader or judge number is there) and that is not a one-line statement. Returns
     the number of prompts asked."""
@@ -113,7 +143,8 @@ def reprobe(rows: Mapping[str, dict[str, Any]], texts: Mapping[str, str], model:
         cands = [c for c in row["cands"] if not c["statement"] and
                  (c["reader"] is not None or c["judge"] is not None)]
         # one prompt kind at a time, so the prompt cache keeps the question's shared prefix
-        for name, fn in (("xreader", xreader), ("xyes", xyes)):
+        fns = {"xreader": xreader, "xyes": xyes, "ureader": ureader, "rreader": rreader}
+        for name, fn in ((n, fns[n]) for n in signals):
             for c in cands:
                 c[name] = round(fn(model, row["question"], texts[c["keys"][0]]), 5)
                 asked += 1
@@ -128,7 +159,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True,
                         help="the probe again, with xreader and xyes per candidate")
     parser.add_argument("--data", type=Path, default=br.DEFAULT_DATA)
+    parser.add_argument("--signals", default=",".join(DEFAULT_SIGNALS),
+                        help=f"comma-separated, of {', '.join(SIGNALS)}")
     args = parser.parse_args(argv)
+    signals = [x for x in args.signals.split(",") if x]
+    if not signals or set(signals) - set(SIGNALS):
+        print(f"bench_exchange_reader: --signals takes {', '.join(SIGNALS)}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     if not args.probe.is_file():
         print(f"bench_exchange_reader: no such file {args.probe}", file=sys.stderr)
@@ -149,10 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = get_llm()
     for ds, rows in probed.items():
         t0 = time.perf_counter()
-        n = reprobe(rows, texts, model)
+        n = reprobe(rows, texts, model, signals)
         print(f"{ds}: {len(rows)} probed questions, {n} prompts in "
               f"{time.perf_counter() - t0:.0f} s")
-    doc.setdefault("meta", {})["exchange_reader"] = list(SIGNALS)
+    doc.setdefault("meta", {})["exchange_reader"] = signals
     args.out.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"wrote {args.out.name}")
     print_footer(started)

@@ -623,6 +623,24 @@ def test_the_exchange_reader_asks_both_prompts_in_the_question_language(xreader_
     assert model.prompts[4][1]["content"].startswith("之前的聊天：三月份去了里斯本。")
 
 
+def test_the_exchange_reader_can_read_the_users_line_alone_or_with_roles(xreader_bench):
+    """``ureader``: the shipped reader on the user's line of a stored exchange; ``rreader``:
+    on the exchange with who said what written out, in the question's language."""
+    rows = {"q": {"question": "Where did I fly in March?", "cands": [_cand("u/a", 0.03, reader=0.2)]},
+            "z": {"question": "我三月份飞去哪了？", "cands": [_cand("u/e", 0.03, reader=0.2)]}}
+    texts = {"u/a": "I flew to Lisbon in March.\nHow was it?", "u/e": "三月份去了里斯本。\n玩得开心吗？"}
+    model = _Scripted()
+    assert xreader_bench.reprobe(rows, texts, model, ["ureader", "rreader"]) == 4
+    assert rows["q"]["cands"][0]["ureader"] == pytest.approx(0.9)
+    from gya_memory.answer.judge import READER_SYSTEM
+    (u, r, zu, zr) = [m[1]["content"] for m in model.prompts]
+    assert model.prompts[0][0]["content"] == READER_SYSTEM
+    assert u.startswith("Fact: I flew to Lisbon in March.\nQuestion:") and "How was it" not in u
+    assert r.startswith("Fact: User said: I flew to Lisbon in March.") and "Assistant replied: How was it?" in r
+    assert zu.startswith("事实：三月份去了里斯本。\n问题") and "用户说：三月份去了里斯本。" in zr and "助手回复：玩得开心吗？" in zr
+    assert xreader_bench.main(["x.json", "--out", "y.json", "--signals", "nope"]) == 2
+
+
 def test_the_exchange_reader_says_what_is_missing(xreader_bench, tmp_path, capsys):
     out = tmp_path / "out.json"
     assert xreader_bench.main([str(tmp_path / "none.json"), "--out", str(out)]) == 2

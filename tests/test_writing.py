@@ -334,13 +334,18 @@ def test_the_agent_passes_how_on(memory: SemanticMemory) -> None:
 
 
 # -- how="rule": a sign of change, an earlier session, the same thing named ----------------
+def session_one(e5: LocalE5Embedder, folder: Path, facts: Sequence[tuple[str, str]]) -> SemanticMemory:
+    """A store holding ``facts`` ((text, about) pairs) as written in session s1."""
+    m = SemanticMemory(folder, user_id=folder.name, embedder=e5)
+    for text, about in facts:
+        m.store(text, about=about, session_id="s1")
+    return m
+
+
 @pytest.fixture
 def car(e5: LocalE5Embedder, tmp_path: Path) -> SemanticMemory:
-    m = SemanticMemory(tmp_path / "car", user_id="car", embedder=e5)
-    m.store("开一辆2018年的卡罗拉", about="user", session_id="s1")
-    m.store("每月房租三千五", about="user", session_id="s1")
-    m.store("妹妹开一辆白色的卡罗拉", about="user's sister", session_id="s1")
-    return m
+    return session_one(e5, tmp_path / "car", [("开一辆2018年的卡罗拉", "user"), ("每月房租三千五", "user"),
+                                              ("妹妹开一辆白色的卡罗拉", "user's sister")])
 
 
 def test_the_rule_updates_what_an_earlier_session_named_without_asking_the_model(car: SemanticMemory) -> None:
@@ -378,12 +383,9 @@ def test_remember_with_the_rule_keeps_the_old_fact_as_history(car: SemanticMemor
 # -- a restatement, by e5's latent terms ---------------------------------------------------
 @pytest.fixture
 def said_before(e5: LocalE5Embedder, tmp_path: Path) -> SemanticMemory:
-    m = SemanticMemory(tmp_path / "said", user_id="said", embedder=e5)
-    m.store("每月房租三千五", about="user", session_id="s1")
-    m.store("Secondary school maths teacher in Cardiff", about="user", session_id="s1")
-    m.store("Has eight years of no-claims", about="user", session_id="s1")
-    m.store("妹妹小雨在杭州读研", about="user's sister", session_id="s1")
-    return m
+    return session_one(e5, tmp_path / "said", [
+        ("每月房租三千五", "user"), ("Secondary school maths teacher in Cardiff", "user"),
+        ("Has eight years of no-claims", "user"), ("妹妹小雨在杭州读研", "user's sister")])
 
 
 @pytest.mark.parametrize("text", ["房租还是三千五，没变", "Teaches maths in Cardiff"])
