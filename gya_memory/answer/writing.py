@@ -129,7 +129,7 @@ HOW: How = "off"
 # earlier session's memory about the same person, says that memory again: it is skipped as a
 # restatement (e5's dense cosine could not tell restatements, 0.85-0.93, from new facts, up
 # to 0.91). Chosen on the tuning split (issue 18, README "Restatements by latent terms"):
-# 0.45 skipped two new facts among the labelled ones, 0.5 none. None: off.
+# 0.45 skipped a labelled new fact and an update, 0.5 neither. None: off.
 RESTATE_MIN: float | None = 0.5
 
 
