@@ -52,7 +52,7 @@ _NUMERAL = re.compile("[零一二两三四五六七八九十百千万亿]")
 
 
 _NUMBERS = re.compile(
-    r"\d+(?:[.,]\d+)?|[零一二两三四五六七八九十百千万亿]{2,}|[十百千万亿]"
+    rf"\d+(?:[.,]\d+)?|{_NUMERAL.pattern}{{2,}}|[十百千万亿]"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
     r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|half|once|twice)\b", re.I)
 
