@@ -61,7 +61,6 @@ XYES_SYSTEM_ZH = (
     "同一个人或东西，以及问的那个细节）？只回答一个词：yes 或 no。"
 )
 FORMS = ("Earlier conversation: {f}\nQuestion: {q}", "之前的聊天：{f}\n问题：{q}")
-SIGNALS = ("xreader", "xyes", "ureader", "rreader")
 DEFAULT_SIGNALS = ("xreader", "xyes")  # session 19's two; the other two: session 28
 ROLES = ("User said: {u}\nAssistant replied: {r}", "用户说：{u}\n助手回复：{r}")
 
@@ -111,6 +110,10 @@ def xyes(model: Any, question: str, text: str) -> float:
     return yes / (yes + no) if yes + no > 0 else 0.5
 
 
+SIGNAL_FNS = {"xreader": xreader, "xyes": xyes, "ureader": ureader, "rreader": rreader}
+SIGNALS = tuple(SIGNAL_FNS)
+
+
 def texts_of(data: Path, datasets: Sequence[str]) -> dict[str, str]:
     """Qualified turn key (``store/key``, as the probe writes it) -> the first piece of the
     turn's text (what the store's first point of it holds)."""
@@ -135,7 +138,7 @@ def texts_of(data: Path, datasets: Sequence[str]) -> dict[str, str]:
 
 def reprobe(rows: Mapping[str, dict[str, Any]], texts: Mapping[str, str], model: Any,
             signals: Sequence[str] = DEFAULT_SIGNALS) -> int:
-    """Add ``xreader`` and ``xyes`` to every probed candidate that the shipped gate would ask
+    """Add each of ``signals`` (default ``xreader`` and ``xyes``) to every probed candidate that the shipped gate would ask
     about (a reader or judge number is there) and that is not a one-line statement. Returns
     the number of prompts asked."""
     asked = 0
@@ -143,8 +146,7 @@ def reprobe(rows: Mapping[str, dict[str, Any]], texts: Mapping[str, str], model:
         cands = [c for c in row["cands"] if not c["statement"] and
                  (c["reader"] is not None or c["judge"] is not None)]
         # one prompt kind at a time, so the prompt cache keeps the question's shared prefix
-        fns = {"xreader": xreader, "xyes": xyes, "ureader": ureader, "rreader": rreader}
-        for name, fn in ((n, fns[n]) for n in signals):
+        for name, fn in ((n, SIGNAL_FNS[n]) for n in signals):
             for c in cands:
                 c[name] = round(fn(model, row["question"], texts[c["keys"][0]]), 5)
                 asked += 1
