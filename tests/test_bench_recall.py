@@ -792,3 +792,32 @@ def test_question_kind_set_is_balanced_and_the_report_counts_facts():
         assert kinds.count("fact") == 20
     toy = [("en", "a", "fact"), ("en", "b", "advice"), ("en", "c", "general")]
     assert bench.scores(toy, lambda q: "fact")["en"] == (1, 3, 1, 1, 2, 2)
+
+
+# -- benchmarks/bench_answer_decoding.py: context-aware decoding of the answer (issue 16) -------
+def test_the_contrast_prefers_what_the_memories_raise_among_plausible_tokens():
+    decoding = load_bench("bench_answer_decoding")
+    near = {1: -0.5, 2: -1.0, 3: -6.0}  # 3 is far below a tenth of the best: never picked
+    far = {1: -0.2, 2: -3.0, 4: -1.0}  # the memories lower 1, raise 2; 3 unlisted here
+    assert decoding.contrast(near, far, alpha=0.0, beta=0.1) == 1  # plain greedy
+    assert decoding.contrast(near, far, alpha=0.5, beta=0.1) == 2  # -1.5+1.5 > -0.75+0.1
+    assert decoding.contrast({3: -0.1, 5: -0.1}, far, alpha=0.5, beta=0.1) in (3, 5)
+    # 5 gains most from the memories but is under half as likely as 3: the bar keeps it out
+    assert decoding.contrast({3: -0.1, 5: -1.0}, {5: -5.0, 3: -0.1}, alpha=1.0, beta=0.5) == 3
+    assert decoding.contrast({3: -0.1, 5: -1.0}, {5: -5.0, 3: -0.1}, alpha=1.0, beta=0.1) == 5
+    with pytest.raises(ValueError):
+        decoding.contrast({}, far, alpha=0.5, beta=0.1)
+
+
+def test_without_memories_keeps_only_the_question_of_the_memory_message():
+    from gya_memory.answer.context import Policy, assemble
+    from gya_memory.semantic.values import Hit
+
+    decoding = load_bench("bench_answer_decoding")
+    hit = Hit(id="m1", score=0.9, text="对花生过敏", payload={})
+    for question in ("今晚点宫保鸡丁吗？", "Should I order kung pao chicken?"):
+        messages = assemble(question, [hit], Policy()).messages
+        bare = decoding.without_memories(messages)
+        assert bare[0] == messages[0]
+        assert "对花生过敏" not in bare[1]["content"] and bare[1]["content"].endswith(question)
+        assert bare[1]["content"] == messages[1]["content"].rsplit("\n\n", 1)[-1]
