@@ -341,6 +341,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--worth", type=float, help="P(yes) a proposal needs in the second look (0: off)")
     parser.add_argument("--reuse", type=Path, help="take the extraction replies from this results file")
     parser.add_argument("--hand", type=Path, help="score this stored test run against the hand labels (no model)")
+    parser.add_argument("--example", choices=["shipped", "two_per_turn"], default="shipped",
+                        help="the worked example of the extraction prompt (two_per_turn: "
+                        "gya_memory.lab.writing_levers, measured and kept off)")
     parser.add_argument("--labelled", choices=["rule", "off"], help="the update step alone on the labelled facts, "
                         "as if extraction were perfect (no chat model)")
     args = parser.parse_args(argv)
@@ -372,6 +375,12 @@ def main(argv: list[str]) -> int:
         print_footer(started)
         return 0
     from gya_memory.answer.llm import get_llm
+
+    if args.example == "two_per_turn":
+        from gya_memory.lab.writing_levers import use_example_two_per_turn
+
+        use_example_two_per_turn()
+        print("worked example: two facts in a turn (gya_memory.lab.writing_levers)")
 
     if args.worth is not None:
         global WORTH

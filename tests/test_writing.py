@@ -69,6 +69,36 @@ def test_the_prompt_shows_only_the_users_turns_numbered_with_dates_resolved() ->
     assert english[0]["content"].startswith("You read")
 
 
+@pytest.mark.parametrize("zh", [True, False])
+def test_every_worked_example_parses_whole_and_the_lab_one_has_two_facts_in_a_turn(zh, monkeypatch) -> None:
+    """The examples the model copies must pass the parser they teach (every fact kept), and
+    the lab's two-facts-a-turn example (issue 18, session 29) swaps in for both languages."""
+    from gya_memory.answer import extraction
+    from gya_memory.lab import writing_levers
+
+    def parsed(example):
+        shown, written = example
+        turns = [line.split("] ", 1) for line in shown.splitlines() if line.startswith("[")]
+        messages = []
+        for number, text in turns:
+            while len(messages) < int(number[1:]):
+                messages.append({"role": "assistant", "content": "……" if zh else "OK."})
+            messages.append({"role": "user", "content": text})
+        return parse_proposals(written, messages)
+
+    shipped = extraction.EXAMPLE_ZH if zh else extraction.EXAMPLE
+    lab = writing_levers.EXAMPLE_TWO_PER_TURN_ZH if zh else writing_levers.EXAMPLE_TWO_PER_TURN
+    for example, facts in ((shipped, 3), (lab, 5)):
+        proposals, dropped = parsed(example)
+        assert (len(proposals), dropped) == (facts, [])
+    assert sorted(p.turn for p in parsed(lab)[0]) == [0, 2, 2, 4, 4]
+    monkeypatch.setattr(extraction, "EXAMPLE", extraction.EXAMPLE)
+    monkeypatch.setattr(extraction, "EXAMPLE_ZH", extraction.EXAMPLE_ZH)
+    writing_levers.use_example_two_per_turn()
+    session = SESSION if zh else [{"role": "user", "content": "I moved to Leeds."}]
+    assert extraction_messages(session, MONDAY)[2]["content"] == lab[1]
+
+
 @pytest.mark.parametrize(("messages", "match"), [
     ("hello", "list of"),
     ([{"role": "user"}], r"messages\[0\]"),

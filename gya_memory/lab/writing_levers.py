@@ -248,3 +248,46 @@ def screen(llm: Any, proposals: Sequence[Proposal], *, minimum: float = WORTH_MI
         else:
             dropped.append((p.text, f"not worth keeping (P(yes) {value:.2f})"))
     return kept, dropped
+
+
+# -- a worked example with two facts in a turn (issue 18, session 29; measured, kept off) -------
+# The shipped example (``extraction.EXAMPLE``) has one fact in each of its three turns, and the
+# model copies that shape: about three proposals a session, one per turn, so the second fact of
+# a turn is missed ("works in compliance at a bank" beside "my sister Priya started at Google").
+# This one has five facts, two turns holding two. Tuning split: recall 0.712 -> 0.769 zh,
+# 0.685 -> 0.870 en; precision 0.667 -> 0.609, 0.732 -> 0.654; 19.5 -> 27 s a session
+# (README, "Two facts in a turn"). ``./run.sh bench writing --example two_per_turn``.
+EXAMPLE_TWO_PER_TURN = (
+    "Conversation date: 2026-05-04\nWhat the user said:\n"
+    "[0] Hi! My daughter Lily starts swimming lessons on Saturday (2026-05-09), any tips?\n"
+    "[2] Thanks. I'm allergic to chlorine though, so I'll just watch from the side. She's six, "
+    "by the way.\n"
+    "[4] Oh and we moved to Bristol last month (2026-04), so it's a new pool. I work nights as a "
+    "nurse there now.",
+    '{"fact": "User\'s daughter Lily starts swimming lessons on 2026-05-09", "about": "user\'s '
+    'daughter Lily", "turn": 0}\n'
+    '{"fact": "Allergic to chlorine", "about": "user", "turn": 2}\n'
+    '{"fact": "User\'s daughter Lily is six", "about": "user\'s daughter Lily", "turn": 2}\n'
+    '{"fact": "Moved to Bristol in 2026-04", "about": "user", "turn": 4}\n'
+    '{"fact": "Works nights as a nurse in Bristol", "about": "user", "turn": 4}',
+)
+EXAMPLE_TWO_PER_TURN_ZH = (
+    "对话日期：2026-05-04\n用户说的话：\n"
+    "[0] 你好！我女儿朵朵周六（2026-05-09）开始上游泳课，有什么要注意的？\n"
+    "[2] 谢谢。不过我对氯过敏，我就在旁边看着。她今年六岁。\n"
+    "[4] 对了，我们上个月（2026-04）搬到了成都，所以是个新泳池。我现在在那边的医院上夜班当护士。",
+    '{"fact": "女儿朵朵2026-05-09开始上游泳课", "about": "女儿朵朵", "turn": 0}\n'
+    '{"fact": "对氯过敏", "about": "user", "turn": 2}\n'
+    '{"fact": "女儿朵朵今年六岁", "about": "女儿朵朵", "turn": 2}\n'
+    '{"fact": "2026-04搬到了成都", "about": "user", "turn": 4}\n'
+    '{"fact": "在成都的医院上夜班当护士", "about": "user", "turn": 4}',
+)
+
+
+def use_example_two_per_turn() -> None:
+    """Make :func:`gya_memory.answer.extraction.extraction_messages` show the two-facts-a-turn
+    examples in this process (what ``bench_writing --example two_per_turn`` does)."""
+    from gya_memory.answer import extraction
+
+    extraction.EXAMPLE = EXAMPLE_TWO_PER_TURN
+    extraction.EXAMPLE_ZH = EXAMPLE_TWO_PER_TURN_ZH
