@@ -165,7 +165,7 @@ def set_decide(spec: str) -> None:
     import functools
 
     from gya_memory.answer import writing
-    from gya_memory.lab.writing_levers import by_model
+    from gya_memory.lab.writing_levers import by_model, by_rule
 
     options: dict[str, Any] = {}
     floors = dict(writing.COMPARE_MIN)
@@ -185,7 +185,9 @@ def set_decide(spec: str) -> None:
     print(f"decide: {options}")
     how = options.pop("how", None)
     model = {k: options.pop(k) for k in ("same_min", "conflict_min") if k in options}
-    if how is not None and how not in writing.HOWS:
+    if how == "rule":
+        how = by_rule()
+    elif how is not None and how not in writing.HOWS:
         how = by_model(how, **model)
     chosen = functools.partial(writing.decide, **options)
 
@@ -232,14 +234,17 @@ def rates(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 def labelled_updates(conversations: list[dict[str, Any]], embedder: Any, how: str = "rule",
                      show: bool = True) -> dict[str, dict[str, int]]:
     """The update step alone, on the labelled facts themselves, as if extraction were perfect
-    (``--labelled``; no chat model, so only ``how="off"`` or ``"rule"``): each session's
+    (``--labelled``; no chat model, so only ``how="off"`` or ``"rule"``, the lab's
+    :func:`gya_memory.lab.writing_levers.by_rule`): each session's
     labelled facts are written in order with :func:`gya_memory.answer.writing.write`. Per
     language: labelled updates that replaced exactly the labelled old fact, replaced another
     memory, or were added beside it; and false updates, new facts that replaced something."""
     from gya_memory.answer.extraction import Proposal
     from gya_memory.answer.writing import write
+    from gya_memory.lab.writing_levers import by_rule
     from gya_memory.semantic.memory import SemanticMemory
 
+    way = by_rule() if how == "rule" else how
     out = {lang: {"updates": 0, "right": 0, "replaced another": 0, "skipped": 0, "added beside": 0,
                   "new facts": 0, "false updates": 0, "restatements": 0, "restated, skipped": 0,
                   "new or updated facts skipped": 0} for lang in ("zh", "en")}
@@ -252,7 +257,7 @@ def labelled_updates(conversations: list[dict[str, Any]], embedder: Any, how: st
                 for f in s["extract"]:
                     texts[f["id"]] = f["text"]
                     d = write(memory, None, [Proposal(f["text"], f["about"], f["turn"])],
-                              session_id=s["session_id"], when=s["when"], how=how)[0]  # type: ignore[arg-type]
+                              session_id=s["session_id"], when=s["when"], how=way)[0]  # type: ignore[arg-type]
                     if f.get("restates"):
                         n["restatements"] += 1
                         n["restated, skipped"] += d.action == "skip"

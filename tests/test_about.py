@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gya_memory.answer.about import USER, about_of, asks_about, fits, mentions
+from gya_memory.answer.about import USER, about_of, asks_about, fits, mentions, names_in, written_about
 
 
 @pytest.mark.parametrize(("text", "who"), [
@@ -108,3 +108,37 @@ def test_a_question_about_the_whole_household_takes_its_members() -> None:
     assert not fits("同事", q, "advice")  # not a household member
     assert not fits("儿子", "我今晚能吃火锅吗？", "advice")
     assert not fits("儿子", "我们家的房子是哪年买的？", "fact")  # a fact question: whose fact counts
+
+
+# -- whom a written memory is about (the write path) ---------------------------------------
+def test_names_the_user_gave_stand_for_their_relation_or_the_user() -> None:
+    said = ["我叫张三，我老公阿伟在天府软件园上班", "My partner Jonas runs marathons",
+            "我们养了一只柯基叫旺财", "My son Kai just passed his driving test"]
+    assert names_in(said + ["user's dog Biscuit", "我家猫年糕"]) == {
+        "阿伟": "老公", "张三": USER, "旺财": "旺财", "Jonas": "partner", "Kai": "son",
+        "Biscuit": "dog", "年糕": "猫"}
+    assert names_in(["妈妈"]) == {}  # a relation alone names no one
+
+
+@pytest.mark.parametrize(("said", "fact", "who"), [
+    ("妹妹小雨", "小雨在杭州读研", "妹妹"), ("user's daughter Mia", "Mia is five", "daughter"),
+    ("我家猫年糕", "年糕吐毛球", "猫"), ("user's cats", "Salt steals the renal diet", "cat"),
+    # the user's own name, the user in other words, or a thing: the fact is the user's
+    ("张三", "张三是做后端开发的", USER), ("自己", "每天加班到九点", USER), ("user", "Allergic to penicillin", USER),
+    # said to be the user's, but it opens with a relation or a known name
+    ("user", "Jonas has done six marathons", "partner"), ("用户", "女儿朵朵六岁", "女儿"),
+    ("user", "阿伟在天府软件园上班", "老公"),
+    # someone the rule can't place keeps the model's words
+    ("user's nurse", "No grapefruit with warfarin", "user's nurse"), ("小林", "小林是遛狗师", "小林"),
+])
+def test_written_about_gives_a_key_the_gate_reads(said: str, fact: str, who: str) -> None:
+    names = {"张三": USER, "Jonas": "partner", "阿伟": "老公"}
+    assert written_about(said, fact, names) == who
+
+
+def test_a_written_memory_about_a_relation_fits_the_question_about_that_relation() -> None:
+    """The model's own words ("妹妹小雨", "张三") never fit; the key does."""
+    assert not fits("妹妹小雨", "我妹妹在哪读书？") and fits(written_about("妹妹小雨", "小雨在杭州读研", {}), "我妹妹在哪读书？")
+    names = names_in(["你好，我叫张三，是做后端开发的。"])
+    assert not fits("张三", "我是做什么工作的？") and fits(written_about("张三", "张三是做后端开发的", names), "我是做什么工作的？")
+

@@ -1,4 +1,5 @@
-"""The update rule (gya_memory.answer.changes): a sign of change, an earlier session, a shared key."""
+"""Signs of change (gya_memory.answer.changes) and the update rule kept off
+(gya_memory.lab.writing_levers.by_rule): a sign of change, an earlier session, a shared key."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from gya_memory.answer.changes import change_marker, keys, replaced_by, shared_keys
+from gya_memory.answer.changes import change_marker
+from gya_memory.lab.writing_levers import keys, replaced_by, shared_keys
 
 
 @pytest.mark.parametrize(("text", "marker"), [

@@ -24,7 +24,7 @@ from gya_memory.semantic.memory import SemanticMemory
 from gya_memory.answer.extraction import Proposal, extraction_messages, parse_proposals
 from gya_memory.answer.extraction import check_messages
 from gya_memory.answer.writing import WriteReport, decide, history_of, remember
-from gya_memory.lab.writing_levers import by_model, compare_messages, pick, pick_messages, screen
+from gya_memory.lab.writing_levers import by_model, by_rule, compare_messages, pick, pick_messages, screen
 from tests.conftest import PYTHON, child_env
 
 MONDAY = date(2026, 3, 2)
@@ -121,7 +121,7 @@ def test_clean_json_lines_are_read() -> None:
     text = ('{"fact": "在戒咖啡", "about": "user", "turn": 0}\n'
             '{"fact": "妹妹小雨在杭州读研", "about": "妹妹小雨", "turn": 2}')
     proposals, dropped = parse_proposals(text, SESSION)
-    assert proposals == [Proposal("在戒咖啡", "user", 0), Proposal("妹妹小雨在杭州读研", "妹妹小雨", 2)]
+    assert proposals == [Proposal("在戒咖啡", "user", 0), Proposal("妹妹小雨在杭州读研", "妹妹", 2)]
     # "user" from the model gives way to a relation the fact opens with
     proposals, _ = parse_proposals('{"fact": "妹妹小雨在杭州读研", "about": "user", "turn": 2}', SESSION)
     assert proposals[0].about != "user"
@@ -236,7 +236,7 @@ def test_an_unknown_way_to_decide_is_refused_before_anything_is_written(memory: 
     before = sorted(m.text for m in memory.all())
     for call in (lambda: decide(Proposal("最近在戒咖啡", "user", 0), memory, llm, how="maybe"),  # type: ignore[arg-type]
                  lambda: remember(memory, llm, SESSION, session_id="s2", when=MONDAY, how="maybe")):  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match="how must be one of off, rule or a model's way"):
+        with pytest.raises(ValueError, match="how must be one of off or a model's way"):
             call()
     assert sorted(m.text for m in memory.all()) == before
     with pytest.raises(ValueError, match="way must be one of first, best, pick, yesno"):
@@ -363,7 +363,7 @@ def test_the_agent_passes_how_on(memory: SemanticMemory) -> None:
     assert [m.text for m in history_of(memory).all()] == ["每天喝三杯咖啡"]
 
 
-# -- how="rule": a sign of change, an earlier session, the same thing named ----------------
+# -- how=by_rule(): a sign of change, an earlier session, the same thing named -----------
 def session_one(e5: LocalE5Embedder, folder: Path, facts: Sequence[tuple[str, str]]) -> SemanticMemory:
     """A store holding ``facts`` ((text, about) pairs) as written in session s1."""
     m = SemanticMemory(folder, user_id=folder.name, embedder=e5)
@@ -380,7 +380,7 @@ def car(e5: LocalE5Embedder, tmp_path: Path) -> SemanticMemory:
 
 def test_the_rule_updates_what_an_earlier_session_named_without_asking_the_model(car: SemanticMemory) -> None:
     llm = Comparing(verdict="new")
-    d = decide(Proposal("卖掉了卡罗拉，换了一辆比亚迪海豹", "user", 0), car, llm, how="rule", session_id="s2")
+    d = decide(Proposal("卖掉了卡罗拉，换了一辆比亚迪海豹", "user", 0), car, llm, how=by_rule(), session_id="s2")
     assert (d.action, d.replaced) == ("update", "开一辆2018年的卡罗拉")
     assert "卡罗" in d.reason and llm.compared == []
 
@@ -392,19 +392,19 @@ def test_the_rule_updates_what_an_earlier_session_named_without_asking_the_model
 ])
 def test_the_rule_adds_when_one_of_its_three_signs_is_missing(car: SemanticMemory, text: str,
                                                               session: str, why: str) -> None:
-    d = decide(Proposal(text, "user", 0), car, Comparing(), how="rule", session_id=session)
+    d = decide(Proposal(text, "user", 0), car, Comparing(), how=by_rule(), session_id=session)
     assert (d.action, d.replaced, d.reason) == ("add", None, why)
 
 
 def test_the_rule_never_replaces_a_fact_about_someone_else(car: SemanticMemory) -> None:
     d = decide(Proposal("妹妹换了一辆特斯拉，卡罗拉卖了", "user's sister", 0), car, Comparing(),
-               how="rule", session_id="s2")
+               how=by_rule(), session_id="s2")
     assert (d.action, d.replaced) == ("update", "妹妹开一辆白色的卡罗拉")
 
 
 def test_remember_with_the_rule_keeps_the_old_fact_as_history(car: SemanticMemory) -> None:
     llm = Comparing('{"fact": "卖掉了卡罗拉，换了一辆比亚迪海豹", "about": "user", "turn": 0}')
-    report = remember(car, llm, SESSION, session_id="s2", when=MONDAY, how="rule")
+    report = remember(car, llm, SESSION, session_id="s2", when=MONDAY, how=by_rule())
     assert report.counts()["update"] == 1
     assert [m.text for m in history_of(car).all()] == ["开一辆2018年的卡罗拉"]
     assert "开一辆2018年的卡罗拉" not in {m.text for m in car.all()}
@@ -457,6 +457,19 @@ def test_a_question_is_not_stored_as_a_fact() -> None:
     assert [why for _, why in dropped] == ["a question, not a fact"] * 2
 
 
+def test_whom_a_proposal_is_about_is_a_key_the_gate_reads() -> None:
+    """The model's "about" (妹妹小雨, 自己, the user's own name) becomes a relation key or
+    "user" (:func:`gya_memory.answer.about.written_about`), so the stored memory fits the
+    questions about that person."""
+    messages = [{"role": "user", "content": "我叫张三。妹妹小雨在杭州读研，我自己还在苏州做会计。"}]
+    text = ('{"fact": "妹妹小雨在杭州读研", "about": "妹妹小雨", "turn": 0}\n'
+            '{"fact": "小雨对芒果过敏", "about": "user", "turn": 0}\n'
+            '{"fact": "在苏州做会计", "about": "自己", "turn": 0}\n'
+            '{"fact": "张三是会计", "about": "张三", "turn": 0}')
+    proposals, _ = parse_proposals(text, messages)
+    assert [p.about for p in proposals] == ["妹妹", "妹妹", "user", "user"]
+
+
 @pytest.mark.parametrize(("turn", "facts", "kept"), [
     ("气泡水不错。压力又来了，不过挺开心。谢谢你上次提醒我。挺贵的。我对花生过敏。",
      ["气泡水不错", "压力又来了，不过挺开心", "感谢上次提醒我", "挺贵的", "对花生过敏"], ["对花生过敏"]),
@@ -464,6 +477,12 @@ def test_a_question_is_not_stored_as_a_fact() -> None:
      "I'm nervous about flying, though.",
      ["Nervous but excited", "Lunch at work is a nightmare", "Jacket potatoes it is",
       "Nervous about flying"], ["Nervous about flying"]),
+    # the way back from a trip, a meal on it, a feeling said of "User" (session 30, tuning split)
+    ("从东京回来了！拉面吃了好几顿，生鱼片我一口都不碰。", ["从东京回来了", "拉面吃了好几顿", "生鱼片一口都不碰"],
+     ["生鱼片一口都不碰"]),
+    ("Back from Iceland! Nervous but excited about the new job. I moved back from Berlin to London.",
+     ["Back from Iceland", "User returned from Iceland", "User is nervous but excited",
+      "Moved back from Berlin to London"], ["Moved back from Berlin to London"]),
 ])
 def test_a_passing_remark_is_not_stored(turn: str, facts: list[str], kept: list[str]) -> None:
     """A feeling with no object, a few-word opinion of a thing, or thanks: dropped with its

@@ -10,7 +10,7 @@
 - ``grounding``   is the answer supported by what was sent? Two rules, one :class:`Grounding`
 - ``llm/``        the chat model: local Qwen2.5-Coder-1.5B, or an OpenAI-compatible server
 - the write path: ``dates`` (relative dates resolved by rule), ``extraction`` (the model
-  proposes facts), ``writing`` (add, update or skip each one), ``changes`` (the update rule)
+  proposes facts), ``writing`` (add, update or skip each one), ``changes`` (signs of change)
 
 Besides its own names this package offers two of the base that a prompt is built with:
 :func:`fence` and :func:`language_of`.
@@ -59,8 +59,6 @@ _EXPORTS: dict[str, str] = {
     "remember": "gya_memory.answer.writing",
     "history_of": "gya_memory.answer.writing",
     "change_marker": "gya_memory.answer.changes",
-    "replaced_by": "gya_memory.answer.changes",
-    "shared_keys": "gya_memory.answer.changes",
     "fence": "gya_memory.base.fence",
     "language_of": "gya_memory.base.text",
 }

@@ -197,3 +197,54 @@ def fits(memory_about: str, question: str, kind: str = "fact") -> bool:
     if memory_about == USER or mentions(question, memory_about):
         return True
     return kind != "fact" and memory_about in _FAMILY_KEYS and bool(_FAMILY_WORDS.search(question))
+
+
+# -- whom a written memory is about (the write path, notebook 10) ---------------------------
+_SELF = frozenset("user|the user|用户|用户本人|我|我自己|自己|本人|me|myself".split("|"))
+_ZH_REL = "(" + "|".join(map(re.escape, _ZH_START_WORDS)) + ")"
+_NAMED = re.compile(rf"\b(?i:my|our|user's)\s+(?:\w+\s+)?((?i:{_EN_WORDS}))s?,?\s+([A-Z][a-z]+)|{_ZH_REL}"
+                    r"(?:叫([\u4e00-\u9fff]{2})|([小老阿][\u4e00-\u9fff]))|(我)?叫([\u4e00-\u9fff]{2})")
+
+
+def names_in(texts: list[str]) -> dict[str, str]:
+    """Whom each name in ``texts`` (the user's turns, the model's ``about`` fields) stands for:
+    a relation's key ("my daughter Mia", "妹妹小雨", "user's dog Biscuit", "我家猫年糕"),
+    ``"user"`` for the user's own name ("我叫张三"), or the name itself for someone named
+    without a relation ("一只柯基叫旺财").
+
+    >>> names_in(["My daughter Mia starts school", "我叫张三，一只柯基叫旺财", "我家猫年糕"])
+    {'Mia': 'daughter', '张三': 'user', '旺财': '旺财', '年糕': '猫'}
+    """
+    out: dict[str, str] = {}
+    for m in _NAMED.finditer("\n".join(texts)):
+        en, name, zh, called, short, me, other = m.groups()
+        key = _EN[en.lower()] if en else _zh_key(zh) if zh else USER if me else other
+        out.setdefault(name or called or short or other, key)
+    for text in texts:  # a short "about": all after the relation word is the name
+        m = re.fullmatch(r"(?:用户的|我家的?|我的)?" + _ZH_REL + r"([\u4e00-\u9fff]{1,3})", text)
+        if m and m.group(2) not in _ZH:
+            out.setdefault(m.group(2), _zh_key(m.group(1)))
+    return out
+
+
+def written_about(said: str, fact: str, names: dict[str, str]) -> str:
+    """Whom a fact the model wrote is about, as a key :func:`fits` reads, from its ``about``
+    field (``said``), the fact and the ``names`` of :func:`names_in`. Stored as the model
+    wrote it, "妹妹小雨" would never fit "我妹妹在哪读书？" and 张三 (the user's own name)
+    never "我是做什么的？". A relation becomes its key, a known name its relation, someone the
+    rule can't place keeps the model's words ("user's nurse", "小林"); a fact said to be the
+    user's is about whom it opens with: a relation (:func:`about_of`) or a known name.
+
+    >>> names = {"Mia": "daughter", "张三": "user"}
+    >>> [written_about(s, f, names) for s, f in [("用户的妹妹小雨", "小雨在杭州读研"),
+    ...     ("张三", "张三是做后端开发的"), ("user", "Mia goes swimming"), ("user's nurse", "No grapefruit")]]
+    ['妹妹', 'user', 'daughter', "user's nurse"]
+    """
+    said = " ".join(said.split())
+    if said.lower() in _SELF:
+        first = re.match(r"[A-Z][a-z]+|[\u4e00-\u9fff]{2}", fact)
+        key = about_of(fact)
+        return names.get(first.group(0), USER) if key == USER and first else key
+    en, zh = _EN_ANY.search(said), next((w for w in _ZH_WORDS if w in said), None)
+    return _EN[en.group(1).lower()] if en else _ZH[zh] if zh else next(
+        (k for n, k in names.items() if n in said), said)

@@ -1,35 +1,22 @@
-"""Which stored memory a new fact replaces (更新哪条记忆), by rule.
+"""Signs that a fact has changed (变化的信号), and the numbers a fact states.
 
 When the user says something new about a thing they told us before ("卖掉了卡罗拉，换了一辆
-比亚迪海豹" after "开一辆2018年的卡罗拉"), the old memory should end and the new one take its
-place. Asking the 1.5B model "same / replaces / new" replaced the wrong memory far more often
-than the right one (README, "From conversation to memory"): it chained facts of one session
-together and called unrelated notes of one user a replacement. This rule asks for three
-visible things instead, and only then updates:
-
-1. **a sign of change** in the new fact: 现在 / 已经 / 换了 / 改成 / 推迟到 / 涨到 …, "now",
-   "switched", "moved", "no longer", "delayed to" … (:func:`change_marker`);
-2. **an earlier session**: a fact never replaces one written in the same session (what the
-   user says in one conversation is taken to be true together);
-3. **the same thing named**: the old and the new fact share a key word (an English word or
-   a Chinese character pair that is not a stop word, :func:`shared_keys`), e.g. 卡罗拉,
-   "Golf", "battery", 工资, among the close memories about the same person.
-
-The candidate with the most shared key words wins (ties: the closest by cosine). Without a
-sign of change, or with no earlier memory sharing a key word, the new fact is added beside
-the others, and the answer step lets the newer of two conflicting memories win.
+比亚迪海豹" after "开一辆2018年的卡罗拉"), the new fact carries a visible sign of change:
+现在 / 已经 / 换了 / 改成 / 推迟到 / 涨到 …, "now", "switched", "moved", "no longer", "delayed
+to" … (:func:`change_marker`). The write path uses it the other way round: a proposal with no
+sign of change and no number the stored memory lacks (:func:`numbers`) may only say that
+memory again (``writing.RESTATE_MIN``). An update rule built on these signs (an earlier
+session, a shared key word) was measured and kept off: ``gya_memory.lab.writing_levers.by_rule``.
 
 >>> change_marker("卖掉了卡罗拉，换了一辆纯电的比亚迪海豹"), change_marker("开一辆2018年的卡罗拉")
 ('卖掉', None)
->>> change_marker("Emergency fund is now £6,000"), sorted(shared_keys("Replaced the Golf's battery", "The Golf still has its original battery"))
-('now', ['battery', 'golf'])
+>>> change_marker("Emergency fund is now £6,000")
+'now'
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
 
 CHANGE_ZH = re.compile(
     r"现在|如今|目前|已经|又开始|重新|不再|不[吃喝用去做抽养住开]了|改(成|为|吃|用|喝|到|在|去)|换(了|成|到)|"
@@ -43,11 +30,6 @@ CHANGE_EN = re.compile(
     r"rescheduled|pushed back|moved up|got (worse|better)|upgraded|promoted|again|instead)\b",
     re.I,
 )
-# Key words too common to say that two facts are about the same thing.
-_COMMON = frozenset("一个 一辆 一台 一家 一只 每天 每月 每周 现在 已经 开始 平时 最近 "
-                    "user user's has have had is was are now got new".split())
-
-
 _NUMERAL = re.compile("[零一二两三四五六七八九十百千万亿]")
 
 
@@ -72,39 +54,3 @@ def change_marker(text: str) -> str | None:
     pattern = CHANGE_ZH if re.search(r"[\u4e00-\u9fff]", text) else CHANGE_EN
     found = pattern.search(text)
     return found.group(0) if found else None
-
-
-def keys(text: str) -> set[str]:
-    """The key words of ``text``: English words of 3+ letters, Chinese character pairs, minus
-    stop words and :data:`_COMMON`. Numbers (and Chinese pairs with a numeral) are not keys:
-    they are what an update changes (工资一万二 → 一万四), and a year names no thing."""
-    from gya_memory.semantic.lexical import tokenize
-
-    out = set()
-    for token in tokenize(text):
-        han = re.fullmatch(r"[\u4e00-\u9fff]+", token) is not None
-        if (len(token) == 2 and not _NUMERAL.search(token) if han
-                else len(token) >= 3 and not token[0].isdigit()) and token not in _COMMON:
-            out.add(token)
-    return out
-
-
-def shared_keys(new: str, old: str) -> set[str]:
-    """The key words two facts share."""
-    return keys(new) & keys(old)
-
-
-def replaced_by(new: str, close: Sequence[Any], *, session_id: str | None,
-                min_shared: int = 1) -> Any | None:
-    """Which of ``close`` (stored memories about the same person, closest first; each with
-    ``text``, ``score`` and ``payload``) the fact ``new`` replaces, or None (see the module
-    docstring). ``session_id``: the session being written (its own memories are never
-    replaced)."""
-    if change_marker(new) is None:
-        return None
-    earlier = [h for h in close if session_id is None or h.payload.get("session_id") != session_id]
-    scored = [(len(shared_keys(new, h.text)), float(h.score), h) for h in earlier]
-    scored = [s for s in scored if s[0] >= min_shared]
-    if not scored:
-        return None
-    return max(scored, key=lambda s: (s[0], s[1]))[2]

@@ -204,7 +204,7 @@ def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[l
     """The proposals the model's ``text`` holds, each checked, and what was dropped (with
     why). A fact must be a non-empty string (at most 200 characters) in the user's language;
     ``turn`` must name a user turn of ``messages``; ``about`` defaults to ``"user"``."""
-    from gya_memory.answer.about import about_of
+    from gya_memory.answer.about import names_in, written_about
 
     checked = check_messages(messages)
     language = session_language(checked)
@@ -214,6 +214,7 @@ def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[l
     dropped: list[tuple[str, str]] = []
     seen: set[str] = set()
     chunks = _OBJECT.findall(text)
+    names = names_in([checked[i]["content"] for i in user_turns] + re.findall(r'"about"\s*:\s*"([^"]+)"', text))
     rest = _OBJECT.sub("", text)
     for line in rest.splitlines():  # an object cut off by the token limit
         line = line.strip(" ,[]`")
@@ -257,11 +258,7 @@ def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[l
             # user's; take the user turn it shares most words with
             turn = _closest_turn(fact, checked, user_turns)
         about = obj.get("about")
-        about = " ".join(about.split()) if isinstance(about, str) and about.strip() else "user"
-        if about.lower() in ("user", "the user", "用户", "用户本人", "我"):
-            # the model says "user" for most facts; a fact that opens with a relation
-            # ("User's daughter Lily…", "女儿朵朵…") is about that person
-            about = about_of(fact)
+        about = written_about(about if isinstance(about, str) else "user", fact, names)
         if fact in seen:
             dropped.append((raw, "repeated in the same reply"))
             continue
@@ -295,14 +292,17 @@ def without_question(fact: str) -> str:
 _FEELING_ZH = re.compile(
     r"^(有点|有些|挺|很|又|真|好)?(紧张|开心|高兴|激动|期待|累|烦|难受|兴奋|压力(又|好|挺|很)?(来了|大))[了的啊呀吧]?$"
     r"|^.{0,6}?(不错|挺好的?|挺贵的?|好吃|好玩|有意思|太贵了?)[了的啊呀吧]?$"
-    r"|^(感谢|谢谢|多谢)")
+    r"|^(感谢|谢谢|多谢)"
+    r"|^从?[\u4e00-\u9fff]{1,4}回来了$|^[^，]{0,6}吃了(一|两|几|好几)(碗|顿|次|份)[^，就]{0,6}$")
 _FEELING_EN = re.compile(
     r"^(a (bit|little) |so |very |really |kind of )?(nervous|excited|worried|happy|glad|thrilled|"
     r"stressed|anxious|tired|exhausted|grateful|thankful|relieved)$"
     r"|^.{1,40}\b(is|are|was|were) (going to be |gonna be )?(so |really |a )?(fun|great|nice|"
     r"awesome|amazing|awful|terrible|nightmare|pain)$"
     r"|^.{1,40} it is$"
-    r"|^(said )?(thanks|thank you)\b", re.IGNORECASE)
+    r"|^(said )?(thanks|thank you)\b"
+    r"|^(user )?(just |got )?(back|returned|home) from( \w+){1,3}$", re.IGNORECASE)
+_SUBJECT = re.compile(r"^(the )?user (is|was|feels|felt|got|just got) |^用户", re.IGNORECASE)
 _PARTS = re.compile(r"\s*(?:[，,；;]|\bbut\b|\band\b|不过|但是?)\s*", re.IGNORECASE)
 
 
@@ -316,7 +316,7 @@ def is_remark(fact: str) -> bool:
     >>> [is_remark(f) for f in ("气泡水不错", "Nervous but excited", "对花生过敏", "Nervous about flying")]
     [True, True, False, False]
     """
-    parts = [p for p in _PARTS.split(fact.strip(" .。!！")) if p]
+    parts = [p for p in _PARTS.split(_SUBJECT.sub("", fact.strip(" .。!！"))) if p]
     pattern = _FEELING_ZH if language_of(fact) == "zh" else _FEELING_EN
     return bool(parts) and all(pattern.search(p) for p in parts)
 

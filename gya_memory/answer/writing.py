@@ -11,10 +11,10 @@ from what the user said. One session becomes memories in three steps, each usabl
    Small models write broken JSON, so the parser takes what it can read object by object,
    checks every field, and drops (and counts) the rest; a half-read fact is never stored.
 2. **compare** (:func:`decide`): each proposal is searched in the semantic store; a
-   word-for-word repeat is skipped, the rest added (by default) or, with ``how="rule"``,
-   updated when it says a close memory has changed. Letting the model compare it with the
-   closest stored memories ("same / replaces / new") was measured and kept off: those ways
-   are in ``gya_memory.lab.writing_levers``, passed in as ``how``.
+   word-for-word repeat or a restatement is skipped, the rest added. Updating a close memory
+   that has changed, by the model ("same / replaces / new") or by a rule (a sign of change, a
+   shared key word), was measured and kept off: those ways are in
+   ``gya_memory.lab.writing_levers``, passed in as ``how``.
 3. **write** (:func:`remember`): *add* a new memory; *update*: the new one is stored and the
    old one moves to the history collection with an end date (never silently lost); *skip*
    a duplicate. Every decision is kept, with the memories it compared, in a
@@ -107,9 +107,11 @@ class WriteReport:
 # ("又开始喝奶茶了" vs "戒了奶茶") near 0.85.
 COMPARE_MIN = {"zh": 0.84, "en": 0.84}
 POOL = 3  # at most this many close memories (of the same person) are shown to the model
-ModelDecision = Callable[[Proposal, Any, Sequence[Any], tuple[tuple[str, float], ...]], Decision]
-How = Union[Literal["off", "rule"], ModelDecision]
-HOWS: tuple[str, ...] = ("off", "rule")
+# A way to decide (``gya_memory.lab.writing_levers``): the proposal, the chat model, the close
+# memories about the same person, what was compared, and the session being written.
+ModelDecision = Callable[[Proposal, Any, Sequence[Any], tuple[tuple[str, float], ...], Union[str, None]], Decision]
+How = Union[Literal["off"], ModelDecision]
+HOWS: tuple[str, ...] = ("off",)
 # Whether the model may replace a stored memory. Off by default: with the 1.5B model every
 # way of asking replaced the wrong memory far more often than the right one (issue 18,
 # ``./run.sh bench writing``: on the tuning split ``first`` made 49 updates, ``pick`` 44,
@@ -119,10 +121,10 @@ HOWS: tuple[str, ...] = ("off", "rule")
 # one, a word-for-word repeat is still skipped, and the answer step places both with their
 # dates (``Policy(conflicts="newest_wins")`` keeps only the newer, ``gate.screen``).
 # ``how=by_model("first")`` (or another way, ``gya_memory.lab.writing_levers``) turns the
-# model's decision on, to measure it or with a stronger model. ``how="rule"`` (no model: a sign of change, an earlier session, a
-# shared key word) was precise on the labelled facts but, after the model's real extraction,
-# replaced the wrong fact in 3-4 of its 4 tuning updates (README), so it is not the default
-# either.
+# model's decision on, to measure it or with a stronger model. ``how=by_rule()`` (no model: a
+# sign of change, an earlier session, a shared key word) was precise on the labelled facts
+# but, after the model's real extraction, replaced the wrong fact in 3-4 of its 4 tuning
+# updates (README), so it is kept off too.
 HOW: How = "off"
 # A proposal with no sign of change and no number the stored memory lacks, whose latent
 # terms (e5's sparse head, the cosine of the two term vectors) are at least this close to an
@@ -175,13 +177,11 @@ def decide(proposal: Proposal, memory: Any, llm: Any, *, compare_min: float | Ma
     change, no new number, and latent terms at least ``restate_min`` (default
     :data:`RESTATE_MIN`; above 1 turns it off) close to an earlier session's memory about the
     same person. ``how="off"`` (the default, see
-    :data:`HOW`) stops there: everything else is added, and the model is not asked. ``rule``
-    asks no model: a close memory about the same person, from an earlier session than
-    ``session_id``, is replaced when the new fact shows a sign of change and names the same
-    thing (:mod:`gya_memory.answer.changes`). ``how`` may also be a model's way to decide
-    (``gya_memory.lab.writing_levers.by_model``, measured and kept off): it gets the proposal,
-    ``llm``, the close memories (cosine at least ``compare_min``, about the same person, at
-    most ``pool``) and what was compared, and returns the decision."""
+    :data:`HOW`) stops there: everything else is added, and the model is not asked. ``how``
+    may also be a way to decide (``gya_memory.lab.writing_levers``: ``by_model`` asks the
+    model, ``by_rule`` reads signs of change; both measured and kept off): it gets the
+    proposal, ``llm``, the close memories (cosine at least ``compare_min``, about the same
+    person, at most ``pool``), what was compared and ``session_id``, and returns the decision."""
     from gya_memory.answer.gate import about_of_hit
 
     _check_how(how)
@@ -200,25 +200,12 @@ def decide(proposal: Proposal, memory: Any, llm: Any, *, compare_min: float | Ma
                         if close and float(close[0].score) >= floor else "nothing stored says this",
                         compared)
     mine = _person(proposal.about, proposal.text)
-    if how == "rule":
-        from gya_memory.answer.changes import change_marker, replaced_by, shared_keys
-
-        marker = change_marker(proposal.text)
-        if marker is None:
-            return Decision(proposal, "add", "no sign of change", compared)
-        same = [h for h in close if _person(about_of_hit(h), h.text) == mine]
-        old = replaced_by(proposal.text, same, session_id=session_id)
-        if old is None:
-            return Decision(proposal, "add", "no earlier memory names the same thing", compared)
-        both = ", ".join(sorted(shared_keys(proposal.text, old.text)))
-        return Decision(proposal, "update", f"changes a stored memory ({marker!r}; both name {both})",
-                        compared, replaced=old.text)
     eligible = [h for h in close if float(h.score) >= floor
                 and _person(about_of_hit(h), h.text) == mine][:pool]
-    if not eligible or llm is None:
+    if not eligible:
         return Decision(proposal, "add", "nothing stored says this" if not close or float(close[0].score) < floor
                         else "the close memories say something else", compared)
-    return how(proposal, llm, eligible, compared)  # type: ignore[operator]
+    return how(proposal, llm, eligible, compared, session_id)  # type: ignore[operator]
 
 
 # -- 3. write --------------------------------------------------------------------------------

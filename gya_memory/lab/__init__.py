@@ -14,7 +14,7 @@ library: nothing in the library imports it (tests/test_layers.py).
 - ``agent_levers``        the answer path's levers, measured and kept off: a draft answer
                           ranks the candidates, a direct wording, the reader ranks advice,
                           "changed since" in the gate
-- ``writing_levers``      the write path's: the model decides updates, a second look
+- ``writing_levers``      the write path's: the model or a rule decides updates, a second look
 - ``fusion``              the min-max blend for hybrid search (not the default fusion)
 """
 
@@ -47,6 +47,9 @@ _EXPORTS: dict[str, str] = {
     "ReaderGate": "gya_memory.lab.agent_levers",
     "ChangedGate": "gya_memory.lab.agent_levers",
     "by_model": "gya_memory.lab.writing_levers",
+    "by_rule": "gya_memory.lab.writing_levers",
+    "replaced_by": "gya_memory.lab.writing_levers",
+    "shared_keys": "gya_memory.lab.writing_levers",
     "compare": "gya_memory.lab.writing_levers",
     "pick": "gya_memory.lab.writing_levers",
     "MinMaxFusion": "gya_memory.lab.fusion",

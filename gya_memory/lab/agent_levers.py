@@ -284,9 +284,10 @@ class ChangedGate(Gate):
 
 
 def changed_since(decision: GateDecision, hits: Sequence[Any]) -> GateDecision:
-    """A passed memory that a newer one says has changed (:mod:`gya_memory.answer.changes`: about the
-    same person, a sign of change, a shared key word) no longer answers a fact question."""
-    from gya_memory.answer.changes import change_marker, shared_keys
+    """A passed memory that a newer one says has changed (about the same person, a sign of change,
+    :func:`gya_memory.lab.writing_levers.shared_keys`) no longer answers a fact question."""
+    from gya_memory.answer.changes import change_marker
+    from gya_memory.lab.writing_levers import shared_keys
     from gya_memory.answer.context import written_at
     from gya_memory.answer.gate import about_of_hit
 
