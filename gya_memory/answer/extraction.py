@@ -203,7 +203,8 @@ def _read_object(raw: str) -> dict[str, Any] | None:
 def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[list[Proposal], list[tuple[str, str]]]:
     """The proposals the model's ``text`` holds, each checked, and what was dropped (with
     why). A fact must be a non-empty string (at most 200 characters) in the user's language;
-    ``turn`` must name a user turn of ``messages``; ``about`` defaults to ``"user"``."""
+    ``turn`` must name a user turn of ``messages``; ``about`` defaults to ``"user"`` and is
+    stored as a key the gate reads (:func:`gya_memory.answer.about.written_about`)."""
     from gya_memory.answer.about import names_in, written_about
 
     checked = check_messages(messages)
@@ -308,8 +309,9 @@ _PARTS = re.compile(r"\s*(?:[，,；;]|\bbut\b|\band\b|不过|但是?)\s*", re.I
 
 def is_remark(fact: str) -> bool:
     """Is ``fact`` only a passing remark: a feeling with no object ("Nervous but excited",
-    "压力又来了，不过挺开心"), an opinion of a thing in a few words ("气泡水不错", "Lunch at work
-    is a nightmare") or thanks? The labelled set's *must not store: small talk / trivia*. A
+    "压力又来了，不过挺开心", "User is nervous"), an opinion of a thing in a few words ("气泡水不错",
+    "Lunch at work is a nightmare"), thanks, or the way back from a trip and a meal on it ("Back
+    from Iceland", 拉面吃了好几顿)? The labelled set's *must not store: small talk / trivia*. A
     feeling about something stays ("Nervous about flying" is worth keeping). Written from the
     tuning run's proposals; measured in README ("Passing remarks").
 

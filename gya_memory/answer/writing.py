@@ -123,7 +123,7 @@ HOWS: tuple[str, ...] = ("off",)
 # ``how=by_model("first")`` (or another way, ``gya_memory.lab.writing_levers``) turns the
 # model's decision on, to measure it or with a stronger model. ``how=by_rule()`` (no model: a
 # sign of change, an earlier session, a shared key word) was precise on the labelled facts
-# but, after the model's real extraction, replaced the wrong fact in 3-4 of its 4 tuning
+# but, after the model's real extraction, replaced the wrong fact in 4 of its 5 tuning
 # updates (README), so it is kept off too.
 HOW: How = "off"
 # A proposal with no sign of change and no number the stored memory lacks, whose latent
