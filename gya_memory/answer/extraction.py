@@ -214,15 +214,15 @@ def parse_proposals(text: str, messages: Sequence[Mapping[str, Any]]) -> tuple[l
     proposals: list[Proposal] = []
     dropped: list[tuple[str, str]] = []
     seen: set[str] = set()
-    chunks = _OBJECT.findall(text)
-    names = names_in([checked[i]["content"] for i in user_turns] + re.findall(r'"about"\s*:\s*"([^"]+)"', text))
+    read = [(raw, _read_object(raw)) for raw in _OBJECT.findall(text)]
+    names = names_in([checked[i]["content"] for i in user_turns]  # whom each name stands for
+                     + [o["about"] for _, o in read if o and isinstance(o.get("about"), str)])
     rest = _OBJECT.sub("", text)
     for line in rest.splitlines():  # an object cut off by the token limit
         line = line.strip(" ,[]`")
         if line.startswith("{"):
             dropped.append((line, "unfinished object"))
-    for raw in chunks:
-        obj = _read_object(raw)
+    for raw, obj in read:
         if obj is None:
             dropped.append((raw, "not readable as an object"))
             continue
