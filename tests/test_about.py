@@ -125,6 +125,7 @@ def test_names_the_user_gave_stand_for_their_relation_or_the_user() -> None:
     ("我家猫年糕", "年糕吐毛球", "猫"), ("user's cats", "Salt steals the renal diet", "cat"),
     # the user's own name, the user in other words, or a thing: the fact is the user's
     ("张三", "张三是做后端开发的", USER), ("自己", "每天加班到九点", USER), ("user", "Allergic to penicillin", USER),
+    ("", "Allergic to penicillin", USER), ("  ", "对花生过敏", USER),
     # said to be the user's, but it opens with a relation or a known name
     ("user", "Jonas has done six marathons", "partner"), ("用户", "女儿朵朵六岁", "女儿"),
     ("user", "阿伟在天府软件园上班", "老公"),

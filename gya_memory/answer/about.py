@@ -240,7 +240,7 @@ def written_about(said: str, fact: str, names: dict[str, str]) -> str:
     ...     ("张三", "张三是做后端开发的"), ("user", "Mia goes swimming"), ("user's nurse", "No grapefruit")]]
     ['妹妹', 'user', 'daughter', "user's nurse"]
     """
-    said = " ".join(said.split())
+    said = " ".join(said.split()) or USER  # an empty "about" is the user, as a missing one is
     if said.lower() in _SELF:
         first = re.match(r"[A-Z][a-z]+|[\u4e00-\u9fff]{2}", fact)
         key = about_of(fact)
