@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-STOP_IDS = (151643, 151645)  # Qwen2.5's <|endoftext|> and <|im_end|>
+STOP = {151643: "<|endoftext|>", 151645: "<|im_end|>"}  # Qwen2.5's stop tokens: id -> text
 TOP_K = 20
 
 
@@ -65,6 +65,16 @@ def contrast(with_memories: Mapping[int, float], without: Mapping[int, float], *
                                          - alpha * without.get(t, unlisted), plausible[t]))
 
 
+def top_tokens(engine: Any, prompt: str, ids: list[int], slot: int) -> dict[int, float]:
+    """The ``TOP_K`` likeliest next tokens (id -> log-probability) after ``prompt`` and
+    ``ids``, read in the engine's ``slot`` (its prompt cache kept per slot)."""
+    data = engine.server.handle_completions({
+        "prompt": [prompt, *ids] if ids else prompt, "n_predict": 1, "n_probs": TOP_K,
+        "cache_prompt": True, "id_slot": slot, "temperature": 0, "seed": 0})
+    top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+    return {int(t["id"]): float(t["logprob"]) for t in top}
+
+
 class ContrastiveReplies:
     """``MemoryAgent.reply_to`` with the first ``tokens`` tokens picked by :func:`contrast`
     when the messages carry memories; a log of what it did in :attr:`log`."""
@@ -72,13 +82,6 @@ class ContrastiveReplies:
     def __init__(self, alpha: float, beta: float, tokens: int, plain: Any) -> None:
         self.alpha, self.beta, self.tokens, self.plain = alpha, beta, tokens, plain
         self.log: list[dict[str, Any]] = []
-
-    def step(self, engine: Any, prompt: str, ids: list[int], slot: int) -> dict[int, float]:
-        data = engine.server.handle_completions({
-            "prompt": [prompt, *ids] if ids else prompt, "n_predict": 1, "n_probs": TOP_K,
-            "cache_prompt": True, "id_slot": slot, "temperature": 0, "seed": 0})
-        top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-        return {int(t["id"]): float(t["logprob"]) for t in top}
 
     def __call__(self, agent: Any, messages: list[dict[str, Any]]) -> Any:
         from gya_memory.answer.context import OPEN
@@ -94,11 +97,11 @@ class ContrastiveReplies:
         changed = 0
         stopped = False
         for _ in range(self.tokens):
-            near = self.step(engine, prompt, ids, 0)
-            far = self.step(engine, bare, ids, 2)
+            near = top_tokens(engine, prompt, ids, 0)
+            far = top_tokens(engine, bare, ids, 2)
             token = contrast(near, far, alpha=self.alpha, beta=self.beta)
             changed += near[token] < max(near.values())
-            if token in STOP_IDS:
+            if token in STOP:
                 stopped = True
                 break
             ids.append(token)
@@ -107,7 +110,7 @@ class ContrastiveReplies:
             data = engine.server.handle_completions({
                 "prompt": [prompt, *ids], "n_predict": agent.max_tokens - len(ids),
                 "cache_prompt": True, "id_slot": 0, "temperature": 0, "seed": 0,
-                "stop": ["<|im_end|>", "<|endoftext|>"]})
+                "stop": list(STOP.values())})
             text += data["choices"][0]["text"]
         seconds = time.perf_counter() - start
         self.log.append({"question": messages[-1]["content"].rsplit("\n\n", 1)[-1],
