@@ -121,9 +121,9 @@ def run(conversations: list[dict[str, Any]], llm: Any, embedder: Any, show: bool
                        "proposals": [], "facts": []}
                 for p in report.proposals:
                     hit = [f["id"] for f in labelled if matches(f, p.text)]
-                    whose = None
-                    if hit:
-                        whose = is_user(facts[hit[0]]["about"]) == is_user(p.about)
+                    whose = None  # right if a matched label is about the same side (user or not):
+                    if hit:  # "小林是遛狗师" matches 请了遛狗师 (user) and 遛狗师叫小林 (小林)
+                        whose = any(is_user(facts[i]["about"]) == is_user(p.about) for i in hit)
                     d = decided.get(p.text)
                     row["proposals"].append({"text": p.text, "about": p.about, "matches": hit,
                                              "whose_ok": whose, "action": d.action if d else None,
