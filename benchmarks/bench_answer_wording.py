@@ -13,7 +13,7 @@ changes: the same candidates, gate and outcome rules.
 - ``name_first`` (English, session 21): "first name the fact about me that matters most for my
   question and what it implies, then answer", the wording that used the relevant memory most
   often with fixed placements on the tuning split (given 23 of 24, beside 14, against the
-  shipped 13 and 8; README, "The answer step on its own").
+  shipped 13 and 8; docs/acceptance.md, "The answer step on its own").
 - ``no_specifics`` (both languages, session 21): the advice note when nothing passed, plus "if
   I ask for a specific thing about me or my people (a name, a place, a date, a number), say you
   don't know it": for fact questions the kind rule reads as advice ("Where should I tell him to

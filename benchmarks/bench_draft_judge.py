@@ -11,7 +11,7 @@ a question's candidates share a cached prefix). Candidates: those the gate's fre
 among the top 6 (``results/gate_probe_tune.json``). Stored: ids, cosine, the shipped judge's
 P(yes) and this one (``results/draft_judge_tune.json``). The report gives, per language, the
 pairwise AUC of the relevant memory against the other candidates, how often it ranks first and
-in the first 3 under each signal. End to end (README, "The draft as the judge's input") it
+in the first 3 under each signal. End to end (docs/acceptance.md, "The draft as the judge's input") it
 placed no more relevant memories and was not kept.
 """
 

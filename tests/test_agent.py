@@ -1031,7 +1031,7 @@ def test_no_draft_for_other_kinds_or_languages(question: str) -> None:
 def test_the_draft_is_off_by_default_and_on_per_language() -> None:
     from gya_memory.lab.agent_levers import DRAFT_LANGUAGES
 
-    assert DRAFT_LANGUAGES == frozenset()  # measured and kept off (README)
+    assert DRAFT_LANGUAGES == frozenset()  # measured and kept off (docs/acceptance.md)
     fake = DraftMemory(DRAFT_HITS, near={"c": 0.95})
     trace = LabAgent(fake, JudgingLLM(say("ok"))).ask(LATTE)
     assert fake.passages == [] and trace.draft is None

@@ -638,7 +638,7 @@ def test_a_question_that_names_a_day_finds_that_days_exchange() -> None:
     """Issue 17: "9月4日那天我练的是哪首曲子？" over a diary of piano exchanges. The gate drops
     the exchanges of other days, so that day's comes back alone even when four other days rank
     above it; BM25 reads the day too. (retrieve() fetching deeper for such a question was
-    measured and not kept: README, "A day named in the question".)"""
+    measured and not kept: docs/recall.md, "A day named in the question".)"""
     clock = FixedClock(datetime(2026, 9, 1, 21, 0, tzinfo=CHINA_TZ), step=timedelta(days=1))
     diary = [f"今天练钢琴，弹的是{piece}，练了一个小时。\n真不错，坚持下去！"
              for piece in ("《致爱丽丝》", "《小星星》", "《卡农》", "肖邦的夜曲", "《梦中的婚礼》")]

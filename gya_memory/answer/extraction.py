@@ -313,7 +313,7 @@ def is_remark(fact: str) -> bool:
     "Lunch at work is a nightmare"), thanks, or the way back from a trip and a meal on it ("Back
     from Iceland", 拉面吃了好几顿)? The labelled set's *must not store: small talk / trivia*. A
     feeling about something stays ("Nervous about flying" is worth keeping). Written from the
-    tuning run's proposals; measured in README ("Passing remarks").
+    tuning run's proposals; measured in docs/writing.md ("Passing remarks").
 
     >>> [is_remark(f) for f in ("气泡水不错", "Nervous but excited", "对花生过敏", "Nervous about flying")]
     [True, True, False, False]
@@ -333,7 +333,7 @@ def is_option(fact: str) -> bool:
     question without its question mark ("养一只猫陪它，会不会好点"), a choice said in passing
     ("一兰吧", "漏食玩具可以试试"), or what would happen if ("…will feed them in separate rooms
     if they have a bigger flat")? The labelled set's *must not store: hypothetical*. Written
-    from the tuning run's unmatched proposals; measured in README ("Options weighed").
+    from the tuning run's unmatched proposals; measured in docs/writing.md ("Options weighed").
 
     >>> [is_option(f) for f in ("养一只猫陪它，会不会好点", "一兰吧", "对花生过敏", "Would like to visit Kyoto if it's cheap")]
     [True, True, False, False]
@@ -357,8 +357,8 @@ def unsaid(fact: str, said: str, language: str | None = None) -> list[str]:
     (``2026-05-09``: the model writes it from "May 9" and the conversation date). Chinese
     names are not compared, nor numbers where the user spoke Chinese (六千 → 6000): no rule
     here tells them apart reliably. Written after the hand labels of the test run found three facts about a
-    daughter "Lily" the user never had: the name comes from the worked example (README,
-    "From conversation to memory").
+    daughter "Lily" the user never had: the name comes from the worked example (docs/writing.md,
+    "Names and numbers the user never said").
 
     >>> unsaid("User's daughter Lily builds raised beds", "My daughter grows tomatoes")
     ['Lily']

@@ -76,7 +76,7 @@ RECALL_FLOOR_BY_LANGUAGE: dict[str, dict[str, float]] = {
 # (``acceptance.probe_gate`` / ``gate_rates``) over a grid: 2 x relevant passes + 2 x (1 -
 # no-hit false hits) + (1 - general false hits) - 0.5 x distractor passes, per language.
 # JUDGE_MIN: P(yes) for advice (lenient: relevant facts that need inference score low; 0.3
-# until the judge's examples lost the article's pair, then 0.2 on the same replay: README,
+# until the judge's examples lost the article's pair, then 0.2 on the same replay: docs/acceptance.md,
 # "The judge without the article's example");
 # FACT_MIN: the reader's 1 - P(unknown) for fact questions (1 false hit in 48 no-hit
 # questions at 0.98, 7 at 0.9); GENERAL_MIN: P(yes) for general questions.

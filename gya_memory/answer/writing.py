@@ -124,13 +124,13 @@ HOWS: tuple[str, ...] = ("off",)
 # model's decision on, to measure it or with a stronger model. ``how=by_rule()`` (no model: a
 # sign of change, an earlier session, a shared key word) was precise on the labelled facts
 # but, after the model's real extraction, replaced the wrong fact in 4 of its 5 tuning
-# updates (README), so it is kept off too.
+# updates (docs/writing.md), so it is kept off too.
 HOW: How = "off"
 # A proposal with no sign of change and no number the stored memory lacks, whose latent
 # terms (e5's sparse head, the cosine of the two term vectors) are at least this close to an
 # earlier session's memory about the same person, says that memory again: it is skipped as a
 # restatement (e5's dense cosine could not tell restatements, 0.85-0.93, from new facts, up
-# to 0.91). Chosen on the tuning split (issue 18, README "Restatements by latent terms"):
+# to 0.91). Chosen on the tuning split (issue 18, docs/writing.md "Restatements by latent terms"):
 # 0.45 skipped a labelled new fact and an update, 0.5 neither. None: off.
 RESTATE_MIN: float | None = 0.5
 

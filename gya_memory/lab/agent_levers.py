@@ -43,7 +43,7 @@ search's first 30 re-ranked by e5's latent terms: ``MemoryAgent.candidates_for``
 is the cosine order (the default before session 19: terms placed the relevant memory 25 -> 32
 of 48 on the tuning split); ``"hybrid"`` fuses the dense and the lexical ranking inside Qdrant
 (the dense side already above the gate's floor; ``score`` is then the fused score). Hybrid
-was measured and not kept (README, "Hybrid candidates for the agent, also not kept"): on the
+was measured and not kept (docs/acceptance.md, "Hybrid candidates for the agent, also not kept"): on the
 test sample it placed the relevant memory no more often (6 zh / 7 en of 18), used zh 3 -> 2,
 en 3 -> 4."""
 
@@ -268,7 +268,7 @@ class ChangedGate(Gate):
     is dropped: "我现在在哪个平台买衣服？" should not get 淘宝 when a later memory says
     现在很少上淘宝了.
 
-    Measured and kept off (README, "A gate rule tried and kept off"): on the tuning split it
+    Measured and kept off (docs/acceptance.md, "A gate rule tried and kept off"): on the tuning split it
     removed one no-hit false hit (en) and lost no relevant memory, on the test sample it fired
     for no question at all, and a shared name is a weak key ("Has a boxer named Bruno" would
     give way to "Bruno was switched to a new food" for "How old is Bruno?"). For advice it

@@ -260,7 +260,7 @@ def screen(llm: Any, proposals: Sequence[Proposal], *, minimum: float = WORTH_MI
 # a turn is missed ("works in compliance at a bank" beside "my sister Priya started at Google").
 # This one has five facts, two turns holding two. Tuning split: recall 0.712 -> 0.769 zh,
 # 0.685 -> 0.870 en; precision 0.667 -> 0.609, 0.732 -> 0.654; 19.5 -> 27 s a session
-# (README, "Two facts in a turn"). ``./run.sh bench writing --example two_per_turn``.
+# (docs/writing.md, "Two facts in a turn"). ``./run.sh bench writing --example two_per_turn``.
 EXAMPLE_TWO_PER_TURN = (
     "Conversation date: 2026-05-04\nWhat the user said:\n"
     "[0] Hi! My daughter Lily starts swimming lessons on Saturday (2026-05-09), any tips?\n"
@@ -304,7 +304,7 @@ def use_example_two_per_turn() -> None:
 # conversation is taken to be true together: the model's worst habit was chaining two facts of
 # one session); both name the same thing, a shared key word (卡罗拉, "Golf", 工资; numbers
 # don't count, they are what an update changes). Precise on the labelled facts themselves,
-# wrong more often than right after the model's real extraction (README, "An update rule
+# wrong more often than right after the model's real extraction (docs/writing.md, "An update rule
 # instead of the model"): the old fact it should replace was often never written.
 # Key words too common to say that two facts are about the same thing.
 COMMON = frozenset("一个 一辆 一台 一家 一只 每天 每月 每周 现在 已经 开始 平时 最近 "
