@@ -136,6 +136,91 @@ def score(rows: Mapping[str, Mapping[str, Any]], ungated: Mapping[str, float | N
             "ungated_r5": statistics.fmean(base) if base else None, "facts": facts}
 
 
+# -- two more levers, each chosen on one half of the users and scored on the other -----------
+# (session 31). The probe is all the data there is at these sizes, so a bar is chosen on the
+# users of one fold (by gated recall minus the false-hit rate; a tie keeps the value nearer
+# the shipped gate) and scored on the other's; the two halves' scores are then added.
+CUE_JUDGE_BARS = (0.2, 0.3, 0.4, 0.45, 0.5, 0.6)  # 0.2: the shipped advice bar
+MARGIN_SETTINGS: tuple[tuple[float, float] | None, ...] = (None, *(
+    (a, m) for a in (0.9, 0.7, 0.5) for m in (0.4, 0.2, 0.1)))  # None: shipped
+
+
+def cue_judge(row: Mapping[str, Any], bar: float) -> list[str]:
+    """The shipped gate, but a question the recall cue marks (:func:`recall_kind`) and the
+    shipped rule reads as advice ("I once told you my blood type. What is it?") needs P(yes)
+    ``bar`` from the judge instead of 0.2: the lenient advice judge passes the look-alikes."""
+    cue = row["kind"] == "advice" and recall_kind(row["question"], "advice") == "fact"
+    return replay(row, row["kind"], judge_min=bar if cue else JUDGE_MIN)
+
+
+def reader_margin(row: Mapping[str, Any], setting: tuple[float, float] | None,
+                  signal: str = "reader") -> list[str]:
+    """The shipped gate, but where it passes nothing for a fact question, the candidate the
+    reader rates highest passes when its value is at least ``a`` and ``m`` ahead of the next
+    (``setting = (a, m)``): the evidence exchange is often the reader's first, under 0.98."""
+    got = replay(row, row["kind"])
+    if got or setting is None or row["kind"] != "fact":
+        return got
+    asked = [c for c in sorted(row["cands"], key=lambda c: -float(c["score"]))
+             if c["free"]["fact"] is None][:POOL]
+    ranked = sorted(asked, key=lambda c: -float(c.get(signal) or 0.0))
+    if not ranked:
+        return got
+    top = float(ranked[0].get(signal) or 0.0)
+    second = float(ranked[1].get(signal) or 0.0) if len(ranked) > 1 else 0.0
+    return list(ranked[0]["keys"]) if top >= setting[0] and top - second >= setting[1] else got
+
+
+def user_folds(data: Mapping[str, tuple[Mapping[str, Any], Any]]) -> dict[tuple[str, str], int]:
+    """(data set, question id) -> 0 or 1, every question of a user in the same fold: the
+    users (the id before '#') of each data set, sorted, alternate."""
+    folds = {}
+    for ds, (rows, _) in data.items():
+        users = sorted({q.split("#")[0] for q in rows})
+        of = {u: i % 2 for i, u in enumerate(users)}
+        folds |= {(ds, q): of[q.split("#")[0]] for q in rows}
+    return folds
+
+
+def counts(data: Mapping[str, tuple[Mapping[str, Any], Any]], folds: Mapping[tuple[str, str], int],
+           fold: int | None, gate: Callable[[Mapping[str, Any]], list[str]]) -> tuple[int, int, float, int]:
+    """(false hits, not-answerable questions, summed evidence recall, answerable questions
+    with evidence) of ``gate`` over one fold (None: all), every data set pooled."""
+    hits = n_un = n_ans = 0
+    recall = 0.0
+    for ds, (rows, _) in data.items():
+        for q, row in rows.items():
+            if fold is not None and folds[(ds, q)] != fold:
+                continue
+            got = gate(row)
+            if not row["answerable"]:
+                n_un, hits = n_un + 1, hits + bool(got)
+            elif row["evidence"]:
+                n_ans, recall = n_ans + 1, recall + recall_at(got, row["evidence"])
+    return hits, n_un, recall, n_ans
+
+
+def cross_fit(data: Mapping[str, tuple[Mapping[str, Any], Any]],
+              lever: Callable[[Mapping[str, Any], Any], list[str]], grid: Sequence[Any]) -> dict[str, Any]:
+    """Each fold's value chosen on the other fold (gated recall minus the false-hit rate, the
+    first of a tie), and the two folds' out-of-fold counts added, beside the shipped gate's
+    (``grid[0]``) on the same questions."""
+    folds = user_folds(data)
+    chosen, out = [], [0, 0, 0.0, 0]
+    for fold in (0, 1):
+        def merit(value: Any) -> float:
+            h, n, r, a = counts(data, folds, 1 - fold, lambda row: lever(row, value))
+            return (r / a if a else 0.0) - (h / n if n else 0.0)
+        best = max(grid, key=merit)  # max keeps the first of equal values
+        chosen.append(best)
+        out = [x + y for x, y in zip(out, counts(data, folds, fold, lambda row: lever(row, best)))]
+    base = counts(data, folds, None, lambda row: lever(row, grid[0]))
+    return {"chosen": chosen, "false_hits": out[0], "unanswerable": out[1],
+            "gated_recall": out[2] / out[3] if out[3] else None,
+            "shipped": {"false_hits": base[0], "gated_recall": base[2] / base[3] if base[3] else None},
+            "answerable": out[3]}
+
+
 def replay_matches_run(rows: Mapping[str, Mapping[str, Any]]) -> tuple[int, int]:
     """(questions whose shipped replay returns the run's judged ``retrieve()`` keys, questions
     with the run's keys recorded)."""
@@ -199,6 +284,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"{s0['false_hits']:>4} / {s0['unanswerable']:<4} "
                       f"{fmt(s0['gated_recall']):>13} {fmt(s0['ungated_r5']):>12}"
                       f"   ({s0['answerable']} answerable)")
+    print("\nTwo more levers, each chosen on one half of the users and scored on the other "
+          "(every data set pooled):")
+    for name, lever, grid in (("judge bar for recall-cue questions", cue_judge, CUE_JUDGE_BARS),
+                              ("reader's first, by a margin", reader_margin, MARGIN_SETTINGS)):
+        r = cross_fit(data, lever, grid)
+        print(f"  {name:<36} chosen {r['chosen'][0]} / {r['chosen'][1]}: false hits "
+              f"{r['shipped']['false_hits']} -> {r['false_hits']} of {r['unanswerable']}, gated "
+              f"recall {fmt(r['shipped']['gated_recall'])} -> {fmt(r['gated_recall'])} "
+              f"({r['answerable']} answerable)")
     print_footer(started)
     return 0
 

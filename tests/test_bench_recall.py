@@ -705,6 +705,32 @@ def test_the_recall_cue_leaves_every_acceptance_question_as_it_is(sizes_bench):
             assert sizes_bench.recall_kind(q, shipped) == shipped, (s.id, q)
 
 
+def test_gate_sizes_levers_and_their_user_folds(sizes_bench):
+    cue = {"question": "I once told you my blood type. What is it?", "kind": "advice",
+           "answerable": False, "evidence": [], "cands": [_cand("a", 0.03, judge=0.45)]}
+    plain = {"question": "Should I bring a coat?", "kind": "advice", "answerable": False,
+             "evidence": [], "cands": [_cand("b", 0.03, judge=0.45)]}
+    # the raised bar applies to the recall-cue question only
+    assert sizes_bench.cue_judge(cue, 0.2) == ["a"] and sizes_bench.cue_judge(cue, 0.5) == []
+    assert sizes_bench.cue_judge(plain, 0.5) == ["b"]
+    fact = {"question": "What did I cook on May 2nd?", "kind": "fact", "answerable": True,
+            "evidence": ["e"], "cands": [_cand("x", 0.03, reader=0.5), _cand("e", 0.02, reader=0.8)]}
+    assert sizes_bench.reader_margin(fact, None) == []            # shipped: under 0.98
+    assert sizes_bench.reader_margin(fact, (0.7, 0.2)) == ["e"]   # the reader's first, 0.3 ahead
+    assert sizes_bench.reader_margin(fact, (0.7, 0.4)) == []      # not far enough ahead
+    assert sizes_bench.reader_margin(fact, (0.9, 0.1)) == []      # too low
+    data = {"en": ({"Ann#x0": cue, "Ann#1": fact, "Bob#x0": plain, "Cy#x0": dict(cue)}, {})}
+    folds = sizes_bench.user_folds(data)
+    assert folds[("en", "Ann#x0")] == folds[("en", "Ann#1")] == folds[("en", "Cy#x0")] == 0
+    assert folds[("en", "Bob#x0")] == 1
+    # fold 1 (Bob) cannot tell the bars apart and keeps 0.2 for fold 0; fold 0 (Ann, Cy)
+    # prefers 0.5, which goes to fold 1, whose question has no cue: 3 false hits either way
+    r = sizes_bench.cross_fit(data, sizes_bench.cue_judge, (0.2, 0.5))
+    assert r["chosen"] == [0.2, 0.5]
+    assert (r["shipped"]["false_hits"], r["false_hits"], r["unanswerable"]) == (3, 3, 3)
+    assert r["gated_recall"] == 0.0 and r["answerable"] == 1
+
+
 def test_gate_sizes_says_what_is_missing(sizes_bench, tmp_path, capsys):
     assert sizes_bench.main([str(tmp_path / "none.json")]) == 2
     empty = tmp_path / "plain.json"
