@@ -25,7 +25,10 @@ Two levers, both chosen to leave the acceptance set alone:
   stored fact, also where the shipped rule reads it as advice.
 
 The first line of each table is the shipped gate; the replay of it is checked against what
-the judged ``retrieve()`` of the same run returned (the "replay = run" count).
+the judged ``retrieve()`` of the same run returned (the "replay = run" count). Two more levers
+(:func:`cue_judge`, a stricter judge for recall-cue questions; :func:`reader_margin`, the
+reader's first candidate when it stands ahead) are scored out of fold by :func:`cross_fit`:
+each value chosen on one half of the users, scored on the other.
 """
 
 from __future__ import annotations
