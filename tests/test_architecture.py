@@ -43,3 +43,29 @@ def test_architecture_names_module_paths() -> None:
 def test_every_module_path_in_architecture_exists() -> None:
     missing = sorted(p for p in _paths() if not _exists(p))
     assert not missing, missing
+
+
+# -- the documents: README keeps what ships, docs/ the measurement logs behind it ----------
+DOCS = ("README.md", "ARCHITECTURE.md", "TEACHING.md", *(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")))
+
+
+def test_every_relative_link_in_the_documents_exists() -> None:
+    broken = []
+    for doc in DOCS:
+        path = ROOT / doc
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
+            if not re.match(r"[a-z]+:", target) and not (path.parent / target).exists():
+                broken.append((doc, target))
+    assert not broken, broken
+
+
+def test_every_measurement_log_is_linked_from_the_readme_and_every_reference_to_one_exists() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    logs = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    assert logs and all(f"](docs/{name})" in readme for name in logs)
+    named = set()
+    for folder in ("gya_memory", "benchmarks", "tests", "notebooks"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".ipynb", ".md"):
+                named |= set(re.findall(r"docs/([\w-]+\.md)", path.read_text(encoding="utf-8")))
+    assert named and named <= set(logs), sorted(named - set(logs))
