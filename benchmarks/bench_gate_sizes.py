@@ -156,8 +156,7 @@ def cue_judge(row: Mapping[str, Any], bar: float) -> list[str]:
     return replay(row, row["kind"], judge_min=bar if cue else JUDGE_MIN)
 
 
-def reader_margin(row: Mapping[str, Any], setting: tuple[float, float] | None,
-                  signal: str = "reader") -> list[str]:
+def reader_margin(row: Mapping[str, Any], setting: tuple[float, float] | None) -> list[str]:
     """The shipped gate, but where it passes nothing for a fact question, the candidate the
     reader rates highest passes when its value is at least ``a`` and ``m`` ahead of the next
     (``setting = (a, m)``): the evidence exchange is often the reader's first, under 0.98."""
@@ -166,11 +165,11 @@ def reader_margin(row: Mapping[str, Any], setting: tuple[float, float] | None,
         return got
     asked = [c for c in sorted(row["cands"], key=lambda c: -float(c["score"]))
              if c["free"]["fact"] is None][:POOL]
-    ranked = sorted(asked, key=lambda c: -float(c.get(signal) or 0.0))
+    ranked = sorted(asked, key=lambda c: -float(c["reader"] or 0.0))
     if not ranked:
         return got
-    top = float(ranked[0].get(signal) or 0.0)
-    second = float(ranked[1].get(signal) or 0.0) if len(ranked) > 1 else 0.0
+    top = float(ranked[0]["reader"] or 0.0)
+    second = float(ranked[1]["reader"] or 0.0) if len(ranked) > 1 else 0.0
     return list(ranked[0]["keys"]) if top >= setting[0] and top - second >= setting[1] else got
 
 
