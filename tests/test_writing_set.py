@@ -289,6 +289,13 @@ def test_hand_rates_of_the_stored_test_run(capsys) -> None:
     after = bench.hand_rates(unsaid, bench.load_hand_labels())  # extraction.unsaid drops them
     assert after["en"]["precision, by hand (>= 0.9)"] == 0.791
     assert after["en"]["made up: invented, misstated (<= 0.02)"] == 0.066
+    # the two-facts example (lab, session 29), every proposal labelled in session 32: more
+    # recall, less precision, by hand as by the matcher (docs/writing.md, "Two facts in a turn")
+    two = json.loads((root / "benchmarks" / "results" / "writing_test_two_per_turn.json")
+                     .read_text("utf-8"))["rows"]
+    two_rates = bench.hand_rates(two, bench.load_hand_labels())
+    assert [two_rates[lang]["recall, by hand (>= 0.8)"] for lang in ("zh", "en")] == [0.935, 0.75]
+    assert [two_rates[lang]["precision, by hand (>= 0.9)"] for lang in ("zh", "en")] == [0.736, 0.718]
     assert bench.main(["--hand", str(root / "benchmarks" / "results" / "writing_test.json")]) == 0
     assert "matcher agrees with the reader" in capsys.readouterr().out
 
