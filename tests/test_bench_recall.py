@@ -847,3 +847,49 @@ def test_without_memories_keeps_only_the_question_of_the_memory_message():
         assert bare[0] == messages[0]
         assert "对花生过敏" not in bare[1]["content"] and bare[1]["content"].endswith(question)
         assert bare[1]["content"] == messages[1]["content"].rsplit("\n\n", 1)[-1]
+
+
+# -- benchmarks/bench_reader_examples.py: the reader with worked examples (issue 16) ------------
+@pytest.fixture(scope="module")
+def examples_bench():
+    return load_bench("bench_reader_examples")
+
+
+def test_reader_examples_are_turns_before_the_question_and_none_comes_from_a_data_set(examples_bench):
+    from gya_memory.answer.judge import reader_messages
+
+    for question, lang in (("我的车是什么牌子？", "zh"), ("What's my car?", "en")):
+        messages = examples_bench.example_messages(question, "fact")
+        shipped = reader_messages(question, "fact")
+        assert messages[0] == shipped[0] and messages[-1] == shipped[1]  # only the turns between
+        assert [m["role"] for m in messages[1:-1]] == ["user", "assistant"] * 6
+        answers = [m["content"] for m in messages[2:-1:2]]
+        assert answers.count("unknown") == 3, lang
+    data = "".join(p.read_text("utf-8") for folder in ("acceptance", "writing")
+                   for p in (ROOT / "gya_memory" / "data" / folder).glob("*.json"))
+    data += "".join(p.read_text("utf-8") for p in (ROOT / "notebooks").glob("*.ipynb"))
+    for lang, examples in examples_bench.EXAMPLES.items():
+        for question, fact, _ in examples:
+            assert question not in data and fact not in data, (lang, fact)
+
+
+def test_reader_examples_replay_counts_passes_beside_and_false_hits(examples_bench):
+    rows = [{"lang": "en", "cond": "answerable", "relevant": ["m1"],
+             "cands": [{"id": "m1", "shipped": 0.99, "examples": 0.85},
+                       {"id": "m2", "shipped": 0.5, "examples": 0.95}]},
+            {"lang": "en", "cond": "no_hit", "relevant": [],
+             "cands": [{"id": "m3", "shipped": 0.97, "examples": 0.2}]}]
+    # (relevant passes, relevant reached, look-alike beside, answerable, false hits, no-hit)
+    assert examples_bench.replay(rows, "shipped", 0.98, "en") == (1, 1, 0, 1, 0, 1)
+    assert examples_bench.replay(rows, "shipped", 0.9, "en") == (1, 1, 0, 1, 1, 1)
+    assert examples_bench.replay(rows, "examples", 0.9, "en") == (0, 1, 1, 1, 0, 1)
+    assert examples_bench.replay(rows, "examples", 0.8, "zh") == (0, 0, 0, 0, 0, 0)
+
+
+def test_the_stored_reader_examples_probe_holds_only_ids_and_probabilities():
+    rows = json.loads((ROOT / "benchmarks" / "results" / "reader_examples_tune.json").read_text("utf-8"))
+    assert {r["cond"] for r in rows} == {"answerable", "no_hit"} and {r["lang"] for r in rows} == {"zh", "en"}
+    for r in rows:
+        assert set(r) == {"scenario", "lang", "cond", "relevant", "cands"}
+        assert all(set(c) == {"id", "shipped", "examples"} and 0 <= c["examples"] <= 1
+                   for c in r["cands"])
