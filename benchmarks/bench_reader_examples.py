@@ -149,8 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'reader':9} {'bar':>5} {'lang':4} {'relevant passes':>16} {'look-alike beside':>18} "
           f"{'no-hit false hits':>18}")
     for lang in ("zh", "en"):
-        for key, bars in (("shipped", BARS), ("examples", BARS)):
-            for bar in bars:
+        for key in ("shipped", "examples"):
+            for bar in BARS:
                 rel, reached, beside, n_a, fh, n_n = replay(rows, key, bar, lang)
                 print(f"{key:9} {bar:5.2f} {lang:4} {f'{rel} / {reached}':>16} "
                       f"{f'{beside} / {n_a}':>18} {f'{fh} / {n_n}':>18}")

@@ -886,8 +886,10 @@ def test_reader_examples_replay_counts_passes_beside_and_false_hits(examples_ben
     assert examples_bench.replay(rows, "examples", 0.8, "zh") == (0, 0, 0, 0, 0, 0)
 
 
-def test_the_stored_reader_examples_probe_holds_only_ids_and_probabilities():
-    rows = json.loads((ROOT / "benchmarks" / "results" / "reader_examples_tune.json").read_text("utf-8"))
+@pytest.mark.parametrize("split", ["tune", "test"])
+def test_the_stored_reader_examples_probe_holds_only_ids_and_probabilities(split):
+    path = ROOT / "benchmarks" / "results" / f"reader_examples_{split}.json"
+    rows = json.loads(path.read_text("utf-8"))
     assert {r["cond"] for r in rows} == {"answerable", "no_hit"} and {r["lang"] for r in rows} == {"zh", "en"}
     for r in rows:
         assert set(r) == {"scenario", "lang", "cond", "relevant", "cands"}
