@@ -22,7 +22,8 @@ Two more (``--signals ureader,rreader``, session 28) keep the shipped reader's p
 only what it reads: ``ureader`` the user's line of the exchange alone (a one-line statement of
 what the user said, the form the reader was written for), ``rreader`` the exchange with who
 said what written out ("User said: … Assistant replied: …"; the other signals read the raw
-``query\nresponse``, with nothing to say which line is whose).
+``query\nresponse``, with nothing to say which line is whose). ``ereader`` (session 32) is the
+shipped reader with the six worked examples of ``bench_reader_examples.py``, on the raw exchange.
 
 ``bench_gate_sizes.py`` replays the gate with either of them as the fact questions' signal for
 an exchange. The candidates' texts are read again from the data set (``--data``): a turn cut
@@ -110,7 +111,14 @@ def xyes(model: Any, question: str, text: str) -> float:
     return yes / (yes + no) if yes + no > 0 else 0.5
 
 
-SIGNAL_FNS = {"xreader": xreader, "xyes": xyes, "ureader": ureader, "rreader": rreader}
+def ereader(model: Any, question: str, text: str) -> float:
+    """The shipped reader with bench_reader_examples' six worked examples, on the raw exchange."""
+    from bench_reader_examples import example_relevance
+    return example_relevance(model, question, text)
+
+
+SIGNAL_FNS = {"xreader": xreader, "xyes": xyes, "ureader": ureader, "rreader": rreader,
+              "ereader": ereader}
 SIGNALS = tuple(SIGNAL_FNS)
 
 

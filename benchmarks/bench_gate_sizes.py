@@ -48,7 +48,7 @@ from _shared import print_footer
 POOL = 5  # bench_recall's GATE_TOP_K
 FACT_MIN, JUDGE_MIN, GENERAL_MIN = 0.98, 0.2, 0.9  # gya_memory.answer.gate's defaults
 EXCHANGE_BARS = (0.98, 0.95, 0.9, 0.8, 0.7, 0.5)
-EXCHANGE_SIGNALS = ("reader", "xreader", "xyes", "ureader", "rreader")  # the rest: bench_exchange_reader.py
+EXCHANGE_SIGNALS = ("reader", "xreader", "xyes", "ureader", "rreader", "ereader")  # the rest: bench_exchange_reader.py
 
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
            "december")
