@@ -12,8 +12,8 @@ them asked as a task: "the optician asks…", a form to fill in) and three answe
 (another person's fact, a plan asked as done, a detail the fact lacks).
 
 The probe runs every tuning question (with memory, no hit) through ``MemoryAgent``'s own
-candidates, kind and gate, records each candidate the shipped reader is asked about, and asks
-the reader with examples about the same candidates. The replay counts, per bar, the answerable
+candidates, kind and gate, reads from the gate's decisions each candidate the shipped reader was
+asked about (``GateDecision.p_yes``), and asks the reader with examples about the same ones. The replay counts, per bar, the answerable
 questions whose relevant memory passes, a look-alike passing beside it, and the no-hit
 questions where something passes (a false hit). Measured and not kept (docs/acceptance.md,
 "The reader with worked examples").
@@ -76,7 +76,6 @@ def example_relevance(model: Any, question: str, fact: str) -> float:
 
 
 def probe(split: str) -> list[dict[str, Any]]:
-    import gya_memory.answer.gate as gate
     from gya_memory.answer.agent import MemoryAgent
     from gya_memory.answer.llm import get_llm
     from gya_memory.answer.questions import question_kind
@@ -86,36 +85,26 @@ def probe(split: str) -> list[dict[str, Any]]:
     scenarios = load_acceptance(split)
     llm = get_llm()
     stores = store_scenarios(scenarios, get_embedder())
-    asked: list[tuple[str, float]] = []
-    shipped = gate.reader_relevance
-
-    def recording(model: Any, question: str, fact: str, *, language: str | None = None) -> float:
-        p = shipped(model, question, fact, language=language)
-        asked.append((fact, p))
-        return p
-
     rows = []
-    gate.reader_relevance = recording  # the gate runs as shipped; each reader call is recorded
-    try:
-        for s in scenarios:
-            agent, ids = MemoryAgent(stores[s.user], llm), {m.text: m.id for m in s.memories}
-            for cond, q in (("answerable", s.question), ("no_hit", s.no_hit_question)):
-                asked.clear()
-                candidates = agent.candidates_for(q, agent.policy)
-                kind = question_kind(q, known=[h.text for h in candidates])
-                candidates = agent.rank(q, kind, candidates, agent.policy, ())
-                agent.screen(q, candidates, policy=agent.policy, kind=kind, keep_order=True)
-                if not asked:  # not a fact question, or nothing reached the reader
-                    continue
-                rows.append({"scenario": s.id, "lang": s.lang, "cond": cond,
-                             "relevant": list(s.relevant) if cond == "answerable" else [],
-                             "cands": [{"id": ids.get(f, "?"), "shipped": round(p, 4),
-                                        "examples": round(example_relevance(llm, q, f), 4)}
-                                       for f, p in list(asked)]})
-                print(s.id, cond, [(c["id"], c["shipped"], c["examples"]) for c in rows[-1]["cands"]],
-                      flush=True)
-    finally:
-        gate.reader_relevance = shipped
+    for s in scenarios:
+        agent, ids = MemoryAgent(stores[s.user], llm), {m.text: m.id for m in s.memories}
+        for cond, q in (("answerable", s.question), ("no_hit", s.no_hit_question)):
+            candidates = agent.candidates_for(q, agent.policy)
+            kind = question_kind(q, known=[h.text for h in candidates])
+            candidates = agent.rank(q, kind, candidates, agent.policy, ())
+            _, decisions = agent.screen(q, candidates, policy=agent.policy, kind=kind,
+                                        keep_order=True)
+            # the shipped gate's own record: each candidate the reader was asked about
+            asked = [(d.hit.text, d.p_yes) for d in decisions if d.judge == "reader"]
+            if not asked:  # not a fact question, or nothing reached the reader
+                continue
+            rows.append({"scenario": s.id, "lang": s.lang, "cond": cond,
+                         "relevant": list(s.relevant) if cond == "answerable" else [],
+                         "cands": [{"id": ids.get(f, "?"), "shipped": round(p, 4),
+                                    "examples": round(example_relevance(llm, q, f), 4)}
+                                   for f, p in asked]})
+            print(s.id, cond, [(c["id"], c["shipped"], c["examples"]) for c in rows[-1]["cands"]],
+                  flush=True)
     return rows
 
 
