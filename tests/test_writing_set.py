@@ -290,7 +290,8 @@ def test_hand_rates_of_the_stored_test_run(capsys) -> None:
     assert after["en"]["precision, by hand (>= 0.9)"] == 0.791
     assert after["en"]["made up: invented, misstated (<= 0.02)"] == 0.066
     # the two-facts example (lab, session 29), every proposal labelled in session 32: more
-    # recall, less precision, by hand as by the matcher (docs/writing.md, "Two facts in a turn")
+    # recall, less precision, by hand as by the matcher (docs/writing.md, "The two-facts example,
+    # read by hand")
     two = json.loads((root / "benchmarks" / "results" / "writing_test_two_per_turn.json")
                      .read_text("utf-8"))["rows"]
     two_rates = bench.hand_rates(two, bench.load_hand_labels())
