@@ -2,6 +2,8 @@
 
     ./run.sh bench reader_examples --probe --json out.json   # tuning split, ~19 min on 2 cores
     ./run.sh bench reader_examples benchmarks/results/reader_examples_tune.json   # replay: no model
+    ./run.sh bench reader_examples --probe --scenarios benchmarks/data/acceptance_fresh_en.json \
+        --json out.json   # your own scenarios (the fresh English set: 12 min)
 
 The gate asks the *reader* ("answer from this one fact, or reply unknown", passing at
 1 - P(unknown) >= 0.98) about a fact question's candidates. Its prompt is instructions only;
@@ -75,14 +77,14 @@ def example_relevance(model: Any, question: str, fact: str) -> float:
     return 1.0 - min(1.0, sum(p for t, p in probs.items() if is_unknown_token(t)))
 
 
-def probe(split: str) -> list[dict[str, Any]]:
+def probe(split: str, path: Path | None = None) -> list[dict[str, Any]]:
     from gya_memory.answer.agent import MemoryAgent
     from gya_memory.answer.llm import get_llm
     from gya_memory.answer.questions import question_kind
-    from gya_memory.lab.scenarios import load_acceptance, store_scenarios
+    from gya_memory.lab.scenarios import load_acceptance, load_scenarios, store_scenarios
     from gya_memory.semantic.embeddings import get_embedder
 
-    scenarios = load_acceptance(split)
+    scenarios = load_acceptance(split) if path is None else load_scenarios(path=path)
     llm = get_llm()
     stores = store_scenarios(scenarios, get_embedder())
     rows = []
@@ -124,11 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("probe_file", nargs="?", type=Path, help="a stored probe to replay")
     parser.add_argument("--probe", action="store_true", help="probe with the model first")
     parser.add_argument("--split", choices=("tune", "test"), default="tune")
+    parser.add_argument("--scenarios", type=Path,
+                        help="probe the scenarios of this file (the acceptance set's format) "
+                             "instead of a split of the acceptance set")
     parser.add_argument("--json", type=Path, help="where the probe goes (ids and numbers only)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.probe:
-        rows = probe(args.split)
+        rows = probe(args.split, args.scenarios)
         if args.json:
             args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1), "utf-8")
     elif args.probe_file:

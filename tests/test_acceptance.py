@@ -85,6 +85,30 @@ def test_no_memory_text_is_shared_with_the_older_sets(scenarios) -> None:
     assert shared == []
 
 
+def test_the_fresh_english_fact_set_is_apart_from_the_acceptance_set(scenarios) -> None:
+    """``benchmarks/data/acceptance_fresh_en.json`` (session 33): 30 English fact questions
+    written after every lever of the acceptance set was chosen, asked once to check one
+    (docs/acceptance.md, "A fresh set of English fact questions")."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "acceptance_fresh_en.json"
+    fresh = load_scenarios(path=path)
+    assert len(fresh) == 30 and {(s.lang, s.split, s.question_kind, s.no_hit_kind) for s in fresh} \
+        == {("en", "test", "fact", "fact")}
+    assert Counter(s.trap_kind for s in fresh) == {k: 6 for k in TRAP_KINDS}
+    for s in fresh:
+        assert len(s.relevant) == 1 and s.trap not in s.relevant, s.id
+        said = s.text_of(s.relevant[0]).lower()
+        assert any(form.lower() in said for form in s.must_state[0]), s.id
+    older = {"".join(m.text.split()).lower() for s in scenarios for m in s.memories}
+    older |= {"".join(q.split()).lower() for s in scenarios for q in (s.question, s.no_hit_question)}
+    asked = [t for s in fresh for t in (s.question, s.no_hit_question, *s.relevant_texts,
+                                         s.text_of(s.trap))]
+    # one trap of the fresh set is also a memory of an acceptance user; no question is shared
+    assert [t for t in asked if "".join(t.split()).lower() in older] \
+        == ["Takes a statin for high cholesterol"]
+
+
 # -- the conditions -----------------------------------------------------------------------------
 def test_each_condition_asks_its_question_and_wants_its_outcome(by_id) -> None:
     s = by_id["zh-a-01"]

@@ -886,11 +886,12 @@ def test_reader_examples_replay_counts_passes_beside_and_false_hits(examples_ben
     assert examples_bench.replay(rows, "examples", 0.8, "zh") == (0, 0, 0, 0, 0, 0)
 
 
-@pytest.mark.parametrize("split", ["tune", "test"])
-def test_the_stored_reader_examples_probe_holds_only_ids_and_probabilities(split):
+@pytest.mark.parametrize(("split", "langs"), [("tune", {"zh", "en"}), ("test", {"zh", "en"}),
+                                              ("fresh_en", {"en"})])
+def test_the_stored_reader_examples_probe_holds_only_ids_and_probabilities(split, langs):
     path = ROOT / "benchmarks" / "results" / f"reader_examples_{split}.json"
     rows = json.loads(path.read_text("utf-8"))
-    assert {r["cond"] for r in rows} == {"answerable", "no_hit"} and {r["lang"] for r in rows} == {"zh", "en"}
+    assert {r["cond"] for r in rows} == {"answerable", "no_hit"} and {r["lang"] for r in rows} == langs
     for r in rows:
         assert set(r) == {"scenario", "lang", "cond", "relevant", "cands"}
         assert all(set(c) == {"id", "shipped", "examples"} and 0 <= c["examples"] <= 1

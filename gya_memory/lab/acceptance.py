@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from gya_memory.answer.grounding import ADMITS, clauses, content_units, ground
-from gya_memory.lab.scenarios import SPLITS, Scenario, load_acceptance
+from gya_memory.lab.scenarios import SPLITS, Scenario, load_acceptance, load_scenarios
 
 CONDITIONS = ("memory", "no_hit", "empty", "general", "empty_general")
 WANTED = {"memory": {"used"}, "no_hit": {"admits"}, "general": {"helps"},
@@ -334,6 +334,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=[*SPLITS, "all"], default="test")
     parser.add_argument("--lang", choices=["zh", "en"])
+    parser.add_argument("--scenarios", type=Path,
+                        help="ask the scenarios of this file (the acceptance set's format: "
+                             "your own questions) instead of a split of the acceptance set")
     parser.add_argument("--conditions", default=",".join(CONDITIONS))
     parser.add_argument("--limit", type=int, help="the first N scenarios of each part")
     parser.add_argument("--every", type=int, default=1,
@@ -363,7 +366,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gya_memory.answer.llm import get_llm
     from gya_memory.lab.scenarios import store_scenarios
 
-    scenarios = load_acceptance(None if args.split == "all" else args.split, args.lang)
+    if args.scenarios is None:
+        scenarios = load_acceptance(None if args.split == "all" else args.split, args.lang)
+    else:
+        scenarios = [x for x in load_scenarios(path=args.scenarios)
+                     if args.lang is None or x.lang == args.lang]
     if args.limit:
         parts: dict[str, list[Scenario]] = {}
         for x in scenarios:
@@ -371,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         scenarios = [x for part in parts.values() for x in part[:args.limit]]
     if args.every > 1:
         scenarios = [x for i, x in enumerate(scenarios) if i % args.every == 0]
-    print(f"{len(scenarios)} scenarios ({args.split})")
+    print(f"{len(scenarios)} scenarios ({args.scenarios.name if args.scenarios else args.split})")
     print("question kinds:", classifier_table(scenarios).attrs["accuracy"], "accuracy")
     embedder, llm = get_embedder(), get_llm()
     stores = store_scenarios(scenarios, embedder)
@@ -392,7 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = sorted(a.seconds for a in answers)
     print(f"\nask: median {seconds[len(seconds) // 2]:.1f} s, max {seconds[-1]:.1f} s")
     if args.json:
-        args.json.write_text(json.dumps({"split": args.split, "answers": [asdict(a) for a in answers]},
+        source = args.scenarios.name if args.scenarios else args.split
+        args.json.write_text(json.dumps({"split": source, "answers": [asdict(a) for a in answers]},
                                         ensure_ascii=False, indent=1), "utf-8")
     return 0
 
