@@ -239,8 +239,30 @@ def test_an_unknown_way_to_decide_is_refused_before_anything_is_written(memory: 
         with pytest.raises(ValueError, match="how must be one of off or a model's way"):
             call()
     assert sorted(m.text for m in memory.all()) == before
-    with pytest.raises(ValueError, match="way must be one of first, best, pick, yesno"):
+    with pytest.raises(ValueError, match="way must be one of first, best, pick, yesno, same"):
         by_model("maybe")
+
+
+def test_same_asks_only_where_the_restatement_rule_would_look(e5: LocalE5Embedder, tmp_path: Path) -> None:
+    """``by_model("same")`` (session 33, kept off): "the same?" for an earlier session's
+    memory, never for a fact with a sign of change or a new number, and never an update."""
+    memory = SemanticMemory(tmp_path / "q", user_id="w", embedder=e5)
+    memory.store("每天喝三杯咖啡", about="user", session_id="s1")
+    same = by_model("same")
+
+    def decided(text: str, session: str, verdict: str) -> tuple[str, list[str]]:
+        llm = Comparing(verdict=verdict)
+        d = decide(Proposal(text, "user", 0), memory, llm, compare_min=0.5, how=same,
+                   session_id=session, restate_min=9.0)
+        return d.action, llm.compared
+
+    action, asked = decided("每天三杯咖啡，雷打不动", "s2", "yes")
+    assert action == "skip" and asked == ["Old: 每天喝三杯咖啡 New: 每天三杯咖啡，雷打不动 ->"]
+    assert decided("每天三杯咖啡，雷打不动", "s2", "no")[0] == "add"
+    for text, session in (("每天三杯咖啡，雷打不动", "s1"),   # the same session
+                          ("现在每天只喝一杯咖啡", "s2"),      # a sign of change
+                          ("每天喝3杯咖啡，加2份奶", "s2")):   # a number the memory lacks
+        assert decided(text, session, "yes") == ("add", []), text
 
 
 def test_a_fact_about_someone_else_is_never_the_same_as_the_users(memory: SemanticMemory) -> None:

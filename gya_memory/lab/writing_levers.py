@@ -29,7 +29,7 @@ from typing import Any
 from gya_memory.answer.extraction import Proposal
 from gya_memory.answer.writing import Decision, ModelDecision
 
-WAYS: tuple[str, ...] = ("first", "best", "pick", "yesno")
+WAYS: tuple[str, ...] = ("first", "best", "pick", "yesno", "same")
 
 
 COMPARE_SYSTEM = (
@@ -156,7 +156,9 @@ def by_model(way: str = "first", *, same_min: float = SAME_MIN,
     first, and takes the first that is the same or replaced; ``best`` compares each and takes
     the one most likely the same or replaced; ``pick`` asks once which of them (lettered) the
     new note is about, then compares that one; ``yesno`` asks "the same?" (skip at
-    ``same_min``) and "both true now?" (update at ``conflict_min``)."""
+    ``same_min``) and "both true now?" (update at ``conflict_min``); ``same`` asks only
+    "the same?", and only where the library's restatement rule would look (no sign of change,
+    no number the stored memory lacks, a memory of an earlier session), and never updates."""
     if way not in WAYS:
         raise ValueError(f"way must be one of {', '.join(WAYS)}, got {way!r}")
 
@@ -164,6 +166,8 @@ def by_model(way: str = "first", *, same_min: float = SAME_MIN,
                compared: tuple[tuple[str, float], ...], session_id: str | None = None) -> Decision:
         if llm is None:
             return Decision(proposal, "add", "the close memories say something else", compared)
+        if way == "same":
+            return _same_or_add(proposal, llm, eligible, compared, session_id, same_min)
         if way == "yesno":
             same = [(same_as(llm, h.text, proposal.text), h) for h in eligible]
             p_same, h = max(same, key=lambda x: x[0])
@@ -205,6 +209,27 @@ def by_model(way: str = "first", *, same_min: float = SAME_MIN,
 
     decide.__name__ = decide.__qualname__ = f"by_model({way!r})"
     return decide
+
+
+def _same_or_add(proposal: Proposal, llm: Any, eligible: Sequence[Any],
+                 compared: tuple[tuple[str, float], ...], session_id: str | None,
+                 same_min: float) -> Decision:
+    """``by_model("same")``: skip ``proposal`` when the model says an earlier session's memory
+    says the same, under the guards of ``writing``'s restatement rule; otherwise add."""
+    from gya_memory.answer.changes import change_marker, numbers
+
+    said = numbers(proposal.text)
+    earlier = [h for h in eligible if said <= numbers(h.text)
+               and (session_id is None or h.payload.get("session_id") != session_id)]
+    if change_marker(proposal.text) or not earlier:
+        return Decision(proposal, "add", "the close memories say something else", compared)
+    p_same, h = max(((same_as(llm, h.text, proposal.text), h) for h in earlier),
+                    key=lambda x: x[0])
+    if p_same >= same_min:
+        return Decision(proposal, "skip", f"the same as a stored memory (P {p_same:.2f})",
+                        compared, p={"same": p_same})
+    return Decision(proposal, "add", "the close memories say something else", compared,
+                    p={"same": p_same})
 
 
 # A second look at each proposal: small models keep passing remarks ("气泡水不错", "Lunch at
