@@ -109,6 +109,28 @@ def test_the_fresh_english_fact_set_is_apart_from_the_acceptance_set(scenarios) 
         == ["Takes a statin for high cholesterol"]
 
 
+def test_the_second_fresh_set_has_both_languages_and_every_trap_kind(scenarios) -> None:
+    """``benchmarks/data/acceptance_fresh2.json`` (session 33): 24 Chinese and 24 English fact
+    questions, written to check one setting of the reader's bar (docs/acceptance.md)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "acceptance_fresh2.json"
+    fresh = load_scenarios(path=path)
+    assert Counter(s.lang for s in fresh) == {"zh": 24, "en": 24}
+    assert {(s.split, s.question_kind, s.no_hit_kind) for s in fresh} == {("test", "fact", "fact")}
+    for lang in ("zh", "en"):
+        kinds = Counter(s.trap_kind for s in fresh if s.lang == lang)
+        assert set(kinds) == TRAP_KINDS and sorted(kinds.values()) == [4, 5, 5, 5, 5]
+    for s in fresh:
+        said = s.text_of(s.relevant[0]).lower()
+        assert len(s.relevant) == 1 and any(f.lower() in said for f in s.must_state[0]), s.id
+    older = {"".join(t.split()).lower() for s in scenarios
+             for t in (s.question, s.no_hit_question, *(m.text for m in s.memories))}
+    shared = [t for s in fresh for t in (s.question, s.no_hit_question, *s.relevant_texts)
+              if "".join(t.split()).lower() in older]
+    assert shared == ["我现在在哪家公司上班？"]  # a common question, asked of other memories
+
+
 # -- the conditions -----------------------------------------------------------------------------
 def test_each_condition_asks_its_question_and_wants_its_outcome(by_id) -> None:
     s = by_id["zh-a-01"]

@@ -887,7 +887,7 @@ def test_reader_examples_replay_counts_passes_beside_and_false_hits(examples_ben
 
 
 @pytest.mark.parametrize(("split", "langs"), [("tune", {"zh", "en"}), ("test", {"zh", "en"}),
-                                              ("fresh_en", {"en"})])
+                                              ("fresh_en", {"en"}), ("fresh2", {"zh", "en"})])
 def test_the_stored_reader_examples_probe_holds_only_ids_and_probabilities(split, langs):
     path = ROOT / "benchmarks" / "results" / f"reader_examples_{split}.json"
     rows = json.loads(path.read_text("utf-8"))

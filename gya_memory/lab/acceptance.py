@@ -328,6 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from typing import get_args
 
     from gya_memory.answer.context import Order, Placement, Policy
+    from gya_memory.answer.gate import Gate
     from gya_memory.lab.agent_levers import DRAFT_LANGUAGES, Recall
 
     parser = argparse.ArgumentParser(prog="python -m gya_memory.lab.acceptance",
@@ -347,6 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--recall", choices=get_args(Recall), default="terms",
                         help="the agent's candidates: dense, hybrid, or dense re-ranked by "
                              "e5's latent terms (default: %(default)s)")
+    parser.add_argument("--fact-min", type=float, default=Gate.fact_min,
+                        help="the reader's bar for fact questions, 1 - P(unknown) "
+                             "(default: %(default)s)")
     parser.add_argument("--single", choices=["plain", "direct"], default="plain",
                         help="the wording when one memory is placed (default: %(default)s)")
     parser.add_argument("--order", choices=get_args(Order), default=Policy().order,
@@ -360,7 +364,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "answer too, comma-separated, or 'none' (default: %(default)s)")
     args = parser.parse_args(argv)
 
-    from gya_memory.answer.gate import Gate
     from gya_memory.lab.agent_levers import LabAgent, ReaderGate
     from gya_memory.semantic.embeddings import get_embedder
     from gya_memory.answer.llm import get_llm
@@ -387,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {a.scenario} {a.condition:13} {a.outcome:15} {a.seconds:5.1f} s  "
               f"{a.answer[:70]!r}", flush=True)
 
-    gate = ReaderGate() if args.advice_rank == "reader" else Gate()
+    gate = (ReaderGate if args.advice_rank == "reader" else Gate)(fact_min=args.fact_min)
     policy = Policy(top_k=args.top_k, order=args.order, placement=args.placement)
     drafts = [] if args.draft == "none" else [x for x in args.draft.split(",") if x]
     answers = run(scenarios, stores,
