@@ -896,3 +896,23 @@ def test_the_stored_reader_examples_probe_holds_only_ids_and_probabilities(split
         assert set(r) == {"scenario", "lang", "cond", "relevant", "cands"}
         assert all(set(c) == {"id", "shipped", "examples"} and 0 <= c["examples"] <= 1
                    for c in r["cands"])
+
+
+# -- benchmarks/bench_outdated.py: a memory a later memory ended (issue 16) ---------------------
+def test_a_later_memory_ends_an_earlier_one_about_the_same_thing_but_not_a_plan():
+    from types import SimpleNamespace as M
+
+    outdated = load_bench("bench_outdated")
+    job = M(id="m1", text="在南京的设计院做结构工程师", about="user", created_at="2025-03-01")
+    left = M(id="m2", text="年初从设计院辞职了", about="user", created_at="2026-01-10")
+    plan = M(id="m3", text="打算明年从设计院辞职", about="user", created_at="2026-02-01")
+    hers = M(id="m4", text="姐姐从设计院辞职了", about="user's sister", created_at="2026-02-02")
+    assert [(m.id, keys) for m, keys in outdated.ended_by(job, [job, left, plan, hers])] \
+        == [("m2", ["计院", "设计"])]
+    assert outdated.ended_by(left, [job, left]) == []  # only a later memory ends one
+    car = M(id="m1", text="Drives a 2015 Mazda 3", about="user", created_at="2025-01-01")
+    sold = M(id="m2", text="Sold the Mazda to a neighbour", about="user", created_at="2025-09-01")
+    other = M(id="m3", text="Stopped drinking coffee", about="user", created_at="2025-10-01")
+    assert [m.id for m, _ in outdated.ended_by(car, [car, sold, other])] == ["m2"]
+    s = M(memories=[car, sold, other], trap="m1", trap_kind="outdated", relevant=["m3"])
+    assert outdated.count([s]) == {"outdated traps caught": 1}
