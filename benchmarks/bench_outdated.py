@@ -1,6 +1,7 @@
 """Outdated look-alikes: a memory that a later memory ended (issue 16, session 33).
 
     ./run.sh bench outdated        # no model, about 2 s
+    ./run.sh bench outdated --rare 2   # a shared key only counts if no third memory has it
 
 The reader reads one fact at a time, so "Works as a sous-chef at Harbour & Vine" answers
 "Where am I working at the moment?" even when "Left the job at Harbour & Vine in January 2026"
@@ -79,13 +80,16 @@ def ended_by(memory: Any, memories: Sequence[Any]) -> list[tuple[Any, list[str]]
     return out
 
 
-def count(scenarios: Sequence[Any]) -> Counter[str]:
+def count(scenarios: Sequence[Any], rare: int | None = None) -> Counter[str]:
     """Per set: outdated traps caught and missed, relevant memories, other traps and other
-    memories caught."""
+    memories caught. ``rare``: a shared key counts only if at most this many of the user's
+    memories have it (2: only the two memories compared)."""
     counts: Counter[str] = Counter()
     for s in scenarios:
+        df = Counter(k for m in s.memories for k in keys(m.text))
         for m in s.memories:
-            caught = bool(ended_by(m, s.memories))
+            caught = any(rare is None or any(df[k] <= rare for k in shared)
+                         for _, shared in ended_by(m, s.memories))
             if m.id == s.trap and s.trap_kind == "outdated":
                 counts["outdated traps caught" if caught else "outdated traps missed"] += 1
             elif caught:
@@ -95,14 +99,21 @@ def count(scenarios: Sequence[Any]) -> Counter[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
     from gya_memory.lab.scenarios import load_acceptance, load_scenarios
 
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rare", type=int, help="count a shared key only if at most this many "
+                        "of the user's memories have it (2: only the two compared)")
+    args = parser.parse_args(argv)
     started = time.perf_counter()
     names = ("outdated traps caught", "outdated traps missed", "relevant memories caught",
              "other traps caught", "other memories caught")
     print(f"{'set':8}" + "".join(f"{n:>26}" for n in names))
     for name, path in SETS.items():
-        counts = count(load_acceptance(name) if path is None else load_scenarios(path=path))
+        counts = count(load_acceptance(name) if path is None else load_scenarios(path=path),
+                       args.rare)
         print(f"{name:8}" + "".join(f"{counts[n]:>26}" for n in names))
     print_footer(started)
     return 0

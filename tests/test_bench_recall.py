@@ -916,3 +916,8 @@ def test_a_later_memory_ends_an_earlier_one_about_the_same_thing_but_not_a_plan(
     assert [m.id for m, _ in outdated.ended_by(car, [car, sold, other])] == ["m2"]
     s = M(memories=[car, sold, other], trap="m1", trap_kind="outdated", relevant=["m3"])
     assert outdated.count([s]) == {"outdated traps caught": 1}
+    # rare=2: a key a third memory shares ("mazda") no longer counts
+    third = M(id="m4", text="Bought winter tyres for the Mazda", about="user", created_at="2025-05-01")
+    s = M(memories=[car, sold, other, third], trap="m1", trap_kind="outdated", relevant=["m3"])
+    assert outdated.count([s], rare=3)["outdated traps caught"] == 1
+    assert outdated.count([s], rare=2)["outdated traps missed"] == 1
