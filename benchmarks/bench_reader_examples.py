@@ -132,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="where the probe goes (ids and numbers only)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.scenarios is not None and not args.scenarios.is_file():
+        parser.error(f"--scenarios: no such file {args.scenarios}")
     if args.probe:
         rows = probe(args.split, args.scenarios)
         if args.json:

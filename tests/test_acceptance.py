@@ -230,3 +230,11 @@ def test_a_common_word_is_not_a_mention_of_a_memory(by_id) -> None:
     s = by_id["zh-a-01"]
     answer = "一般48到72小时以后，肿胀消退再开始热敷，之前先冰敷。"
     assert outcome(s, "general", answer, [], s.general_question, "general")[0] == "helps"
+
+
+def test_a_missing_scenarios_file_is_refused_before_any_model_loads(tmp_path, capsys) -> None:
+    from gya_memory.lab.acceptance import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--scenarios", str(tmp_path / "nope.json")])
+    assert stopped.value.code == 2 and "no such file" in capsys.readouterr().err

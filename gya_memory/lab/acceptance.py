@@ -363,6 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="languages whose advice questions rank candidates with a draft "
                              "answer too, comma-separated, or 'none' (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.scenarios is not None and not args.scenarios.is_file():
+        parser.error(f"--scenarios: no such file {args.scenarios}")
 
     from gya_memory.lab.agent_levers import LabAgent, ReaderGate
     from gya_memory.semantic.embeddings import get_embedder

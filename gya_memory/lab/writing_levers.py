@@ -10,7 +10,8 @@ dropped the wrong facts (README, "From conversation to memory"). The library wri
 stronger model:
 
 - :func:`by_model` gives ``how`` for :func:`gya_memory.answer.writing.remember` (and
-  ``MemoryAgent.remember``): ``first``, ``best``, ``pick`` or ``yesno``, built on
+  ``MemoryAgent.remember``): ``first``, ``best``, ``pick``, ``yesno`` or ``same`` (the
+  duplicate check alone, under the restatement rule's guards: session 33), built on
   :func:`compare` (same / replaces / new), :func:`pick` (which lettered note is it about?),
   :func:`same_as` and :func:`conflicts` (two yes/no questions);
 - :func:`by_rule` asks no model: a close memory from an earlier session is replaced when the
