@@ -147,20 +147,28 @@ def _person(about: str, text: str) -> str:
     return about_of(text) if about == "user" else about_of(about) if about_of(about) != "user" else about
 
 
+def earlier_says(proposal: Proposal, close: Sequence[Any], session_id: str | None) -> list[Any]:
+    """The memories of ``close`` that ``proposal`` may only say again: about the same person,
+    from an earlier session, with every number it states; none if it shows a sign of change."""
+    from gya_memory.answer.changes import change_marker, numbers
+    from gya_memory.answer.gate import about_of_hit
+
+    if change_marker(proposal.text):
+        return []
+    mine, said = _person(proposal.about, proposal.text), numbers(proposal.text)  # a new number: a change
+    return [h for h in close if _person(about_of_hit(h), h.text) == mine and said <= numbers(h.text)
+            and (session_id is None or h.payload.get("session_id") != session_id)]
+
+
 def _restates(proposal: Proposal, memory: Any, close: Sequence[Any], session_id: str | None,
               floor: float | None) -> tuple[Any, float] | None:
     """The earlier session's memory about the same person that ``proposal`` says again, with
     the latent-term cosine, or None (see :data:`RESTATE_MIN`)."""
-    from gya_memory.answer.changes import change_marker, numbers
-    from gya_memory.answer.gate import about_of_hit
     from gya_memory.answer.terms import overlap
 
-    if floor is None or not hasattr(memory.embedder, "terms") or change_marker(proposal.text):
+    if floor is None or not hasattr(memory.embedder, "terms"):
         return None
-    mine, said = _person(proposal.about, proposal.text), numbers(proposal.text)  # a new number: a change
-    earlier = [h for h in close if _person(about_of_hit(h), h.text) == mine and said <= numbers(h.text)
-               and (session_id is None or h.payload.get("session_id") != session_id)]
-    if not earlier:
+    if not (earlier := earlier_says(proposal, close, session_id)):
         return None
     q, *docs = memory.embedder.terms([proposal.text, *(h.text for h in earlier)])
     scored = [(h, overlap(q, d) / max((overlap(q, q) * overlap(d, d)) ** 0.5, 1e-12)) for h, d in zip(earlier, docs)]

@@ -216,13 +216,11 @@ def _same_or_add(proposal: Proposal, llm: Any, eligible: Sequence[Any],
                  compared: tuple[tuple[str, float], ...], session_id: str | None,
                  same_min: float) -> Decision:
     """``by_model("same")``: skip ``proposal`` when the model says an earlier session's memory
-    says the same, under the guards of ``writing``'s restatement rule; otherwise add."""
-    from gya_memory.answer.changes import change_marker, numbers
+    says the same, under the guards of ``writing``'s restatement rule
+    (:func:`gya_memory.answer.writing.earlier_says`); otherwise add."""
+    from gya_memory.answer.writing import earlier_says
 
-    said = numbers(proposal.text)
-    earlier = [h for h in eligible if said <= numbers(h.text)
-               and (session_id is None or h.payload.get("session_id") != session_id)]
-    if change_marker(proposal.text) or not earlier:
+    if not (earlier := earlier_says(proposal, eligible, session_id)):
         return Decision(proposal, "add", "the close memories say something else", compared)
     p_same, h = max(((same_as(llm, h.text, proposal.text), h) for h in earlier),
                     key=lambda x: x[0])
